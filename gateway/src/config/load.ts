@@ -1,0 +1,92 @@
+import { readFile } from "node:fs/promises";
+import { attributeToEnvironment, CONTROL_PLANE_ENV, readCentralizedSettings } from "./centralized.ts";
+import type { GatewayConfig } from "./derive.ts";
+import { CONFIG_FILE_ENV, findConfigFile } from "./discover.ts";
+import { ConfigError } from "./problems.ts";
+import { type DeploymentMode, validateConfigText, validateConfigValue } from "./validate.ts";
+
+export interface LoadOptions {
+  /** A file that overrides discovery (`--config FILE`); `-` reads standard input. */
+  configPath?: string;
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Stands in for `/` when resolving the absolute search locations (tests). */
+  root?: string;
+  /** Where `-` reads from; standard input by default. */
+  stdin?: AsyncIterable<string | Uint8Array>;
+}
+
+export interface LoadedConfig {
+  config: GatewayConfig;
+  mode: DeploymentMode;
+  /** The file read, `-` for standard input, or `environment` in centralized mode. */
+  source: string;
+  /** Things worth a log line that do not stop loading. */
+  warnings: string[];
+}
+
+/** Finds, reads, interpolates and validates the configuration; throws ConfigError listing every problem. */
+export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+
+  if (options.configPath === "-") {
+    return fromText(await readAll(options.stdin ?? process.stdin), "-", env, []);
+  }
+  if (options.configPath !== undefined) {
+    return fromText(await readConfigFile(options.configPath), options.configPath, env, []);
+  }
+
+  const found = await findConfigFile({
+    env,
+    cwd,
+    ...(options.root === undefined ? {} : { root: options.root }),
+  });
+  if (found.path !== undefined)
+    return fromText(await readConfigFile(found.path), found.path, env, found.warnings);
+
+  const centralized = readCentralizedSettings(env);
+  if (centralized.kind === "incomplete") throw new ConfigError(centralized.problems, "environment");
+  if (centralized.kind === "absent") {
+    throw new ConfigError([
+      {
+        path: "",
+        message:
+          `no configuration file found; searched, in order: ${found.searched.join(", ")}. ` +
+          `Pass --config FILE, set ${CONFIG_FILE_ENV}, or for centralized mode set ` +
+          `${CONTROL_PLANE_ENV.url}, ${CONTROL_PLANE_ENV.api_key} and ${CONTROL_PLANE_ENV.gateway_id}`,
+      },
+    ]);
+  }
+  const result = validateConfigValue(centralized.value);
+  if (!result.ok) throw new ConfigError(result.problems.map(attributeToEnvironment), "environment");
+  return { config: result.config, mode: "centralized", source: "environment", warnings: found.warnings };
+}
+
+function fromText(
+  text: string,
+  source: string,
+  env: Record<string, string | undefined>,
+  warnings: string[],
+): LoadedConfig {
+  const result = validateConfigText(text, { env });
+  if (!result.ok) throw new ConfigError(result.problems, source);
+  return { config: result.config, mode: result.mode, source, warnings };
+}
+
+async function readConfigFile(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
+    throw new ConfigError([{ path: "", message: `cannot read configuration file ${file}: ${reason}` }]);
+  }
+}
+
+async function readAll(stream: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream)
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}

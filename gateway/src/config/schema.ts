@@ -1,0 +1,431 @@
+import { z } from "zod";
+import {
+  flag,
+  httpsUrl,
+  httpUrl,
+  nameField,
+  nonEmptyString,
+  oneOf,
+  secondsField,
+  stringList,
+} from "./fields.ts";
+
+// The gateway's YAML configuration (SPEC part B), the single source of truth: the loader, `svc-gateway
+// validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
+// objects (unique names, idp references, RBAC mode agreement) live in rules.ts; values derived from others
+// (visibility, server RBAC defaults, project_idp URLs) in derive.ts.
+
+const RBAC_MODES = ["allow", "deny"] as const;
+
+// ---- control_plane ---------------------------------------------------------------------------------------
+
+export const controlPlaneSchema = z
+  .strictObject({
+    url: httpUrl("Control plane URL (required: rule 15)"),
+    api_key: nonEmptyString("API key the gateway presents to the control plane; use ${ENV_VAR}"),
+    gateway_id: z.uuid({ error: "must be a UUID" }).describe("This gateway's identifier (UUID)"),
+    timeout: secondsField(5, 120, 30, "Control plane request timeout"),
+    cache_ttl: secondsField(60, 3600, 300, "Policy cache TTL"),
+    organization_id: nonEmptyString(
+      "Organization; resolved from the control plane at activation when unset",
+    ).optional(),
+  })
+  .describe("Presence activates Distributed mode");
+
+// ---- identity_providers[] ----------------------------------------------------------------------------------
+
+export const IDENTITY_PROVIDER_TYPES = ["hosted_idp", "directory_idp", "project_idp"] as const;
+
+export const identityProviderSchema = z
+  .strictObject({
+    name: nameField("Unique provider name"),
+    type: oneOf(IDENTITY_PROVIDER_TYPES, "Provider type"),
+    issuer: httpUrl("OIDC issuer URL; required except for project_idp, where it is derived").optional(),
+    jwks_uri: httpUrl("JWKS URL; required except for project_idp, where it is derived").optional(),
+    userinfo_endpoint: httpUrl("Userinfo URL").optional(),
+    api_identifiers: stringList("API audience identifiers; a token's aud must match one").default([]),
+    timeout: secondsField(1, 60, 10, "Request timeout towards the provider"),
+    client_id: nonEmptyString("Management API client id, for group sync").optional(),
+    client_secret: nonEmptyString("Management API client secret").optional(),
+    tenant_id: nonEmptyString("Tenant; required for directory_idp, optional for project_idp").optional(),
+    project_id: nonEmptyString("Project identifier; required for project_idp").optional(),
+    management_key: nonEmptyString("Management key for group sync (project_idp)").optional(),
+  })
+  .superRefine((idp, ctx) => {
+    // Rules 3-5: what each provider type cannot work without.
+    if (idp.type !== "project_idp") {
+      for (const field of ["issuer", "jwks_uri"] as const) {
+        if (idp[field] === undefined) {
+          ctx.addIssue({ code: "custom", path: [field], message: `is required for type ${idp.type}` });
+        }
+      }
+    }
+    if (idp.type === "project_idp" && idp.project_id === undefined) {
+      ctx.addIssue({ code: "custom", path: ["project_id"], message: "is required for type project_idp" });
+    }
+    if (idp.type === "directory_idp" && idp.tenant_id === undefined) {
+      ctx.addIssue({ code: "custom", path: ["tenant_id"], message: "is required for type directory_idp" });
+    }
+  });
+
+// ---- scrubbing policy (servers[].security and gateway_policy.scrubbing) ----------------------------------
+
+/** Flags every custom rule pattern is compiled with; documented in the README. */
+export const CUSTOM_RULE_REGEX_FLAGS = "gu";
+
+export const customRuleSchema = z
+  .strictObject({
+    pattern: nonEmptyString(
+      `Regular expression (JavaScript syntax, compiled with flags "${CUSTOM_RULE_REGEX_FLAGS}")`,
+    ),
+    method: oneOf(["mask", "remove", "hash", "replace"], "What to do with a match"),
+    replacement: z
+      .string({ error: "must be a string" })
+      .describe("Replacement text; required for method replace")
+      .optional(),
+  })
+  .superRefine((rule, ctx) => {
+    try {
+      new RegExp(rule.pattern, CUSTOM_RULE_REGEX_FLAGS);
+    } catch (error) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["pattern"],
+        message: `is not a valid regular expression: ${(error as Error).message}`,
+      });
+    }
+    if (rule.method === "replace" && rule.replacement === undefined) {
+      ctx.addIssue({ code: "custom", path: ["replacement"], message: "is required when method is replace" });
+    }
+  });
+
+export const recognizerSchema = z.strictObject({
+  entity_type: z
+    .string({ error: "must be a string" })
+    .regex(/^[A-Z][A-Z0-9_]*$/, { error: "must be an upper-case entity name such as EMAIL_ADDRESS" })
+    .describe("Entity type, e.g. EMAIL_ADDRESS, CREDIT_CARD, US_SSN, URL"),
+  enabled: flag(true, "Turns the recognizer on"),
+  replacement: z.string({ error: "must be a string" }).describe("Custom replacement text").optional(),
+});
+
+export const scrubbingPolicySchema = z.strictObject({
+  enabled: flag(false, "Turns PII scrubbing on"),
+  sensitive_fields: stringList("Field names always masked as [MASKED]").default([]),
+  whitelist_fields: stringList("Field names never scrubbed").default([]),
+  custom_rules: z.array(customRuleSchema).default([]).describe("Regex rules"),
+  recognizers: z.array(recognizerSchema).default([]).describe("Built-in recognizer settings"),
+});
+
+// ---- servers[] ----------------------------------------------------------------------------------------------
+
+export const CAPABILITY_PATTERN = /^(tools|resources|prompts)\/.+$/;
+
+export const capabilityOverrideSchema = z.strictObject({
+  capability: z
+    .string({ error: "must be a string" })
+    .regex(CAPABILITY_PATTERN, {
+      error:
+        "must look like tools/<name>, tools/*, resources/<uri>, resources/*, prompts/<name> or prompts/*",
+    })
+    .describe("Capability pattern: tools/*, tools/<name>, resources/<uri>, prompts/<name>"),
+  rbac_enabled: flag(true, "RBAC for this capability"),
+  rbac_mode: oneOf(RBAC_MODES, "allow: only allowed_groups may use it; deny: denied_groups may not").default(
+    "allow",
+  ),
+  allowed_groups: stringList("Groups with access (mode allow)").default([]),
+  denied_groups: stringList(
+    "Groups refused (mode deny); an svc extension mirroring the server level",
+  ).default([]),
+});
+
+export const SERVER_TYPES = ["inhouse", "third_party"] as const;
+export const VISIBILITIES = ["third_party", "internal", "public"] as const;
+export const UPSTREAM_AUTH_TYPES = ["oauth", "none", "api_key"] as const;
+
+export const serverSchema = z
+  .strictObject({
+    name: nameField("Unique server name; the path segment in /{name}/mcp").regex(/^[^/\s]+$/, {
+      error: "must not contain '/' or white space: it is the path segment in /{name}/mcp",
+    }),
+    url: httpUrl("Upstream MCP endpoint URL"),
+    description: z.string({ error: "must be a string" }).default("").describe("Description"),
+    server_type: oneOf(SERVER_TYPES, "inhouse servers are always visibility internal").default("third_party"),
+    enabled: flag(true, "Enables the server; a disabled server answers 404"),
+    visibility: oneOf(
+      VISIBILITIES,
+      "Visibility level (default third_party; internal for inhouse servers)",
+    ).optional(),
+    upstream_auth_type: oneOf(UPSTREAM_AUTH_TYPES, "Authentication towards the upstream").default("oauth"),
+    session_affinity: flag(true, "Keep the same upstream instance per session"),
+    idp: nameField(
+      "Identity provider used for group resolution; must name one in identity_providers",
+    ).optional(),
+    rbac_enabled: z
+      .boolean({ error: "must be true or false" })
+      .describe("Server-level RBAC (default: gateway_policy.server_rbac)")
+      .optional(),
+    rbac_mode: oneOf(
+      RBAC_MODES,
+      "allow is a whitelist, deny a blacklist (default: gateway_policy.server_rbac)",
+    ).optional(),
+    allowed_groups: stringList(
+      "Groups admitted in mode allow (default: gateway_policy.server_rbac)",
+    ).optional(),
+    denied_groups: stringList("Groups refused in mode deny (default: gateway_policy.server_rbac)").optional(),
+    rbac_audit: flag(true, "Log RBAC decisions to the audit log"),
+    capability_rbac_enabled: z
+      .boolean({ error: "must be true or false" })
+      .describe("Enables per-capability overrides (default: gateway_policy.server_rbac)")
+      .optional(),
+    capability_overrides: z.array(capabilityOverrideSchema).default([]).describe("Per-capability rules"),
+    preregistered_client_id: nonEmptyString(
+      "Pre-registered OAuth client id; bypasses Dynamic Client Registration",
+    ).optional(),
+    preregistered_client_secret: nonEmptyString(
+      "Pre-registered OAuth client secret; use ${ENV_VAR}",
+    ).optional(),
+    auth_server_url: httpUrl("OAuth issuer override for upstreams without discovery metadata").optional(),
+    scopes_override: nonEmptyString(
+      "Space-separated scopes requested instead of those advertised",
+    ).optional(),
+    security: scrubbingPolicySchema
+      .optional()
+      .describe("Per-server scrubbing policy, merged with the gateway's"),
+  })
+  .superRefine((server, ctx) => {
+    if (
+      server.server_type === "inhouse" &&
+      server.visibility !== undefined &&
+      server.visibility !== "internal"
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["visibility"],
+        message: `an inhouse server is always internal; remove visibility or set it to internal (was ${server.visibility})`,
+      });
+    }
+    if (server.preregistered_client_secret !== undefined && server.preregistered_client_id === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["preregistered_client_id"],
+        message: "is required when preregistered_client_secret is set",
+      });
+    }
+  });
+
+// ---- gateway_policy ------------------------------------------------------------------------------------------
+
+export const serverRbacDefaultsSchema = z.strictObject({
+  rbac_enabled: flag(false, "Server-level RBAC default for servers"),
+  rbac_mode: oneOf(RBAC_MODES, "Default RBAC mode for servers").default("allow"),
+  allowed_groups: stringList("Default allowed groups").default([]),
+  denied_groups: stringList("Default denied groups").default([]),
+  capability_rbac_enabled: flag(false, "Default for servers' capability_rbac_enabled"),
+});
+
+const defaultGroups = (what: string) =>
+  z
+    .strictObject({ default_groups: stringList(`Groups allowed ${what} by default`).default([]) })
+    .prefault({});
+
+export const capabilityRbacDefaultsSchema = z.strictObject({
+  read_only: defaultGroups("tools annotated readOnlyHint"),
+  destructive: defaultGroups("tools annotated destructiveHint"),
+  unspecified: defaultGroups("tools with neither annotation"),
+});
+
+export const localServersPolicySchema = z.strictObject({
+  enabled: flag(false, "Turns the local servers policy on"),
+  mode: oneOf(RBAC_MODES, "allow admits, deny blocks the listed groups' local servers").default("allow"),
+  groups: stringList("Groups the policy applies to").nullable().default(null),
+});
+
+export const gatewayPolicySchema = z.strictObject({
+  scrubbing: scrubbingPolicySchema.prefault({}).describe("Gateway-wide scrubbing policy"),
+  server_rbac: serverRbacDefaultsSchema.prefault({}).describe("Defaults for servers' RBAC fields"),
+  capability_rbac: capabilityRbacDefaultsSchema.prefault({}).describe("Default groups by tool annotation"),
+  local_servers: localServersPolicySchema.prefault({}).describe("Blocks or admits locally defined servers"),
+});
+
+// ---- security -------------------------------------------------------------------------------------------------
+
+export const RATE_LIMIT_RANGES = {
+  requests_per_minute: { min: 1, max: 5000 },
+  window_seconds: { min: 10, max: 300 },
+} as const;
+
+export const rateLimitingSchema = z
+  .strictObject({
+    enabled: flag(true, "Per-user rate limiting"),
+    requests_per_minute: z
+      .int({ error: "must be a whole number" })
+      .default(1000)
+      .describe("Requests per user per window (1-5000)"),
+    window_seconds: z
+      .int({ error: "must be a whole number" })
+      .default(60)
+      .describe("Window length in seconds (10-300)"),
+  })
+  .superRefine((limits, ctx) => {
+    // Rule 14: the ranges bind only when rate limiting is on; a disabled block may keep any numbers.
+    if (!limits.enabled) return;
+    for (const [field, { min, max }] of Object.entries(RATE_LIMIT_RANGES)) {
+      const value = limits[field as keyof typeof RATE_LIMIT_RANGES];
+      if (value < min || value > max) {
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: `must be a whole number from ${min} to ${max} when rate limiting is enabled`,
+        });
+      }
+    }
+  });
+
+export const securitySchema = z.strictObject({
+  replay_protection: z.strictObject({ enabled: flag(true, "Replay protection") }).prefault({}),
+  rate_limiting: rateLimitingSchema.prefault({}),
+});
+
+// ---- oauth_server --------------------------------------------------------------------------------------------
+
+export const oauthServerSchema = z.strictObject({
+  issuer: httpUrl("Issuer URL (default: the gateway's own URL)").optional(),
+  token_ttl: secondsField(300, 86400, 3600, "Access token TTL"),
+  refresh_token_ttl: secondsField(3600, 2592000, 604800, "Refresh token TTL"),
+  authorization_code_ttl: secondsField(30, 600, 60, "Authorization code TTL"),
+  idp_client_id: nonEmptyString("Client id at the upstream identity provider").optional(),
+  idp_client_secret: nonEmptyString(
+    "Client secret at the upstream identity provider; use ${ENV_VAR}",
+  ).optional(),
+});
+
+// ---- exporters -----------------------------------------------------------------------------------------------
+
+export const searchIndexExporterSchema = z
+  .strictObject({
+    name: nameField("Exporter name, unique among search_index exporters"),
+    enabled: flag(true, "Turns the exporter on"),
+    url: httpUrl("Self-hosted URL; use url or cloud_id, never both").optional(),
+    cloud_id: nonEmptyString("Hosted-cloud id; use url or cloud_id, never both").optional(),
+    api_key: nonEmptyString("API key; use ${ENV_VAR}").optional(),
+    index_prefix: z
+      .string({ error: "must be a string" })
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, {
+        error: "must be lower case letters, digits, '.', '_' or '-' (an index name)",
+      })
+      .default("svc-gateway")
+      .describe("Indices are named <prefix>-YYYY.MM.DD"),
+    timeout: secondsField(5, 120, 30, "Request timeout"),
+  })
+  .superRefine((exporter, ctx) => {
+    // Rule 11. Both is always an error; neither only matters when the exporter would run.
+    if (exporter.url !== undefined && exporter.cloud_id !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["cloud_id"], message: "use url or cloud_id, not both" });
+    } else if (exporter.enabled && exporter.url === undefined && exporter.cloud_id === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: "url or cloud_id is required when the exporter is enabled",
+      });
+    }
+  });
+
+export const OTEL_PROTOCOLS = ["grpc", "http/protobuf", "http/json"] as const;
+
+export const otelExporterSchema = z
+  .strictObject({
+    name: nameField("Exporter name, unique among otel exporters"),
+    enabled: flag(true, "Turns the exporter on"),
+    endpoint: httpUrl("OTLP endpoint URL; required when enabled").optional(),
+    protocol: oneOf(OTEL_PROTOCOLS, "OTLP protocol").default("grpc"),
+    service_name: nonEmptyString("service.name of exported data").default("svc-gateway"),
+    timeout: secondsField(5, 120, 30, "Export timeout"),
+    export_logs: flag(true, "Audit logs as OTLP logs"),
+    export_metrics: flag(false, "Gateway metrics"),
+    export_traces: flag(false, "Request traces"),
+    headers: z
+      .record(
+        z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: "must be a valid HTTP header name" }),
+        z.string({ error: "must be a string" }),
+      )
+      .default({})
+      .describe("Extra HTTP headers"),
+  })
+  .superRefine((exporter, ctx) => {
+    // Rule 12.
+    if (exporter.enabled && exporter.endpoint === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["endpoint"],
+        message: "is required when the exporter is enabled",
+      });
+    }
+  });
+
+export const SIEM_REQUIRED_FIELDS = [
+  "dcr_immutable_id",
+  "dcr_endpoint",
+  "tenant_id",
+  "client_id",
+  "client_secret",
+] as const;
+
+export const siemExporterSchema = z
+  .strictObject({
+    name: nameField("Exporter name, unique among siem exporters"),
+    enabled: flag(true, "Turns the exporter on"),
+    dcr_immutable_id: nonEmptyString("Data Collection Rule immutable id; required when enabled").optional(),
+    dcr_endpoint: httpsUrl("Logs ingestion endpoint (https); required when enabled").optional(),
+    dcr_stream_name: nonEmptyString("Stream of the custom table").default("Custom-SvcGateway_CL"),
+    tenant_id: nonEmptyString("Directory tenant id; required when enabled").optional(),
+    client_id: nonEmptyString("Service principal id; required when enabled").optional(),
+    client_secret: nonEmptyString(
+      "Service principal secret; use ${ENV_VAR}; required when enabled",
+    ).optional(),
+    timeout: secondsField(5, 120, 30, "Request timeout"),
+  })
+  .superRefine((exporter, ctx) => {
+    // Rule 13.
+    if (!exporter.enabled) return;
+    for (const field of SIEM_REQUIRED_FIELDS) {
+      if (exporter[field] === undefined) {
+        ctx.addIssue({ code: "custom", path: [field], message: "is required when the exporter is enabled" });
+      }
+    }
+  });
+
+export const exportersSchema = z.strictObject({
+  search_index: z.array(searchIndexExporterSchema).default([]).describe("Search-index exporters"),
+  otel: z.array(otelExporterSchema).default([]).describe("OpenTelemetry (OTLP) exporters"),
+  siem: z.array(siemExporterSchema).default([]).describe("SIEM (logs ingestion) exporters"),
+});
+
+// ---- root ----------------------------------------------------------------------------------------------------
+
+export const gatewayConfigSchema = z
+  .strictObject({
+    version: z.literal("1.0", { error: 'must be "1.0"' }).describe('Schema version; must be exactly "1.0"'),
+    control_plane: controlPlaneSchema.optional(),
+    identity_providers: z.array(identityProviderSchema).default([]).describe("Identity providers"),
+    servers: z.array(serverSchema).default([]).describe("Upstream MCP servers"),
+    gateway_policy: gatewayPolicySchema.prefault({}).describe("Gateway-level policy defaults"),
+    security: securitySchema.prefault({}).describe("Replay protection and rate limiting"),
+    oauth_server: oauthServerSchema
+      .optional()
+      .describe("The gateway's own OAuth authorization server; present (even {}) turns it on, with defaults"),
+    exporters: exportersSchema.prefault({}).describe("Audit-log export destinations"),
+  })
+  .describe("svc-gateway configuration");
+
+export type ParsedGatewayConfig = z.output<typeof gatewayConfigSchema>;
+export type ParsedServerConfig = z.output<typeof serverSchema>;
+export type ParsedIdentityProviderConfig = z.output<typeof identityProviderSchema>;
+export type GatewayPolicy = z.output<typeof gatewayPolicySchema>;
+export type ScrubbingPolicy = z.output<typeof scrubbingPolicySchema>;
+export type CapabilityOverride = z.output<typeof capabilityOverrideSchema>;
+export type SecurityConfig = z.output<typeof securitySchema>;
+export type OAuthServerConfig = z.output<typeof oauthServerSchema>;
+export type ExportersConfig = z.output<typeof exportersSchema>;
+export type ControlPlaneConfig = z.output<typeof controlPlaneSchema>;
+export type RbacMode = (typeof RBAC_MODES)[number];
+export type Visibility = (typeof VISIBILITIES)[number];
