@@ -1,7 +1,17 @@
 import type { Hono, MiddlewareHandler } from "hono";
-import { type AuthRequestContext, runWithAuthContext } from "./context.ts";
+import { requireHttpUrl } from "./env.ts";
 import { AuthConfigError } from "./errors.ts";
+import { createJwtMechanism } from "./jwt-auth.ts";
+import type { TokenMechanism } from "./mechanism.ts";
+import { createOAuthServerMechanism } from "./oauth-server/mechanism.ts";
 import { registry } from "./registry.ts";
+import { createRemoteMechanism } from "./remote-auth.ts";
+import {
+  createContextOnlyGuard,
+  createTokenGuard,
+  installProtectedResourceMetadata,
+} from "./resource-server.ts";
+import { createStaticMechanism } from "./static-auth.ts";
 
 // Used by the framework runtime (not a public export): contract 5 in coord/CONTRACTS.md.
 
@@ -16,41 +26,66 @@ export interface AuthLayer {
 }
 
 export interface AuthLayerOptions {
-  /** The server's public base URL (no trailing slash needed); the MCP endpoint is `${publicUrl}/mcp`. */
+  /** The server's public base URL; the MCP endpoint is `${publicUrl}/mcp`. */
   publicUrl: string;
   env: Record<string, string | undefined>;
-  /** A directory the server may write state to (OAuth client registrations). */
+  /** A directory the server may write state to (the OAuth server's client registrations). */
   dataDir: string;
 }
 
 export { AuthConfigError } from "./errors.ts";
 export { clearAuthConfiguration } from "./registry.ts";
 
-/** Reads the bearer token of an Authorization header, or undefined. */
-function bearerToken(header: string | undefined): string | undefined {
-  const match = header ? /^Bearer[ ]+([^ ]+)[ ]*$/i.exec(header) : null;
-  return match?.[1];
-}
-
 /** Builds the layer from what the project's auth.ts registered. Throws AuthConfigError for broken config. */
 export async function createAuthLayer(options: AuthLayerOptions): Promise<AuthLayer> {
   const { auth, apiKey, warnings } = registry();
-  if (auth) {
-    throw new AuthConfigError("configureAuth", `${auth.constructor.name} is not available yet`);
+  const publicUrl = requireHttpUrl("publicUrl", options.publicUrl);
+  const defaultResource = new URL(
+    "mcp",
+    publicUrl.href.endsWith("/") ? publicUrl : new URL(`${publicUrl.href}/`),
+  );
+
+  if (!auth) {
+    return { install: () => {}, guard: createContextOnlyGuard(apiKey), warnings: [...warnings] };
   }
-  const guard: MiddlewareHandler = async (c, next) => {
-    let context: AuthRequestContext = {};
-    const token = bearerToken(c.req.header("authorization"));
-    if (token) context = { ...context, token };
-    if (apiKey) {
-      let value = c.req.header(apiKey.header_name);
-      if (value !== undefined && apiKey.header_prefix && value.startsWith(apiKey.header_prefix)) {
-        value = value.slice(apiKey.header_prefix.length).trim();
-      }
-      if (value) context = { ...context, apiKey: value };
-    }
-    await runWithAuthContext(context, () => next());
+  if (apiKey && apiKey.header_name.toLowerCase() === "authorization") {
+    throw new AuthConfigError(
+      "configureApiKey.header_name",
+      "Authorization carries the bearer token checked by configureAuth; pass the API key in another header",
+    );
+  }
+
+  let mechanism: TokenMechanism;
+  switch (auth.kind) {
+    case "jwt":
+      mechanism = await createJwtMechanism(auth, options.env, defaultResource);
+      break;
+    case "static":
+      mechanism = createStaticMechanism(auth);
+      break;
+    case "remote":
+      mechanism = await createRemoteMechanism(auth, options.env, defaultResource);
+      break;
+    case "oauth_server":
+      mechanism = await createOAuthServerMechanism(auth, {
+        env: options.env,
+        dataDir: options.dataDir,
+        publicUrl,
+      });
+      break;
+  }
+  const resourceOptions = {
+    mechanism,
+    resource: mechanism.resource ?? defaultResource,
+    publicUrl,
+    ...(apiKey ? { apiKey } : {}),
   };
-  void options;
-  return { install: () => {}, guard, warnings: [...warnings] };
+  return {
+    install(app) {
+      installProtectedResourceMetadata(app, resourceOptions);
+      mechanism.install?.(app);
+    },
+    guard: createTokenGuard(resourceOptions),
+    warnings: [...warnings, ...mechanism.warnings],
+  };
 }
