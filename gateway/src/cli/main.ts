@@ -13,6 +13,10 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  start: {
+    summary: "run the gateway: proxy /{server}/mcp to the configured upstreams",
+    load: () => import("./start.ts"),
+  },
   validate: {
     summary: "check a configuration file and print a summary",
     load: () => import("./validate.ts"),

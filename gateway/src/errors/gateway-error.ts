@@ -1,0 +1,60 @@
+// The gateway's one error type. Every failure on the request path is thrown (or returned) as a GatewayError
+// with a code; `error-response.ts` is the only place that turns a code into an HTTP status and body, so the
+// mapping cannot drift between the proxy, the pipeline steps and the admin endpoints.
+
+/** Each code, the HTTP status it maps to and the JSON-RPC error code used when the request was parsed. */
+export const GATEWAY_ERROR_CODES = {
+  // Client errors, raised before or while reading the request.
+  path_not_found: { status: 404, rpcCode: -32601 },
+  server_not_found: { status: 404, rpcCode: -32601 },
+  server_disabled: { status: 404, rpcCode: -32601 },
+  origin_not_allowed: { status: 403, rpcCode: -32600 },
+  host_not_allowed: { status: 403, rpcCode: -32600 },
+  method_not_allowed: { status: 405, rpcCode: -32600 },
+  body_too_large: { status: 413, rpcCode: -32600 },
+  unsupported_media_type: { status: 415, rpcCode: -32600 },
+  invalid_json: { status: 400, rpcCode: -32700 },
+  invalid_request: { status: 400, rpcCode: -32600 },
+  // Upstream failures: always name the server.
+  upstream_unreachable: { status: 502, rpcCode: -32002 },
+  upstream_failed: { status: 502, rpcCode: -32002 },
+  upstream_stream_aborted: { status: 502, rpcCode: -32002 },
+  upstream_auth_required: { status: 502, rpcCode: -32001 },
+  upstream_api_key_missing: { status: 502, rpcCode: -32001 },
+  upstream_timeout: { status: 504, rpcCode: -32003 },
+  // The gateway itself.
+  draining: { status: 503, rpcCode: -32000 },
+  internal: { status: 500, rpcCode: -32603 },
+} as const satisfies Record<string, { status: number; rpcCode: number }>;
+
+export type GatewayErrorCode = keyof typeof GATEWAY_ERROR_CODES;
+
+export class GatewayError extends Error {
+  override readonly name = "GatewayError";
+  readonly code: GatewayErrorCode;
+  /** Upstream server name, when the error concerns one (shown to the client: it is not a secret). */
+  readonly server: string | undefined;
+  /** Extra response headers, e.g. `Allow` on a 405. */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: GatewayErrorCode,
+    message: string,
+    options?: { server?: string; cause?: unknown; headers?: Record<string, string> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.server = options?.server;
+    this.headers = options?.headers;
+  }
+
+  get status(): number {
+    return GATEWAY_ERROR_CODES[this.code].status;
+  }
+}
+
+/** Anything thrown that is not a GatewayError becomes `internal`, with a message that leaks nothing. */
+export function asGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  return new GatewayError("internal", "Internal gateway error", { cause: error });
+}

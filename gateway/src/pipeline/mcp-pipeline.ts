@@ -1,0 +1,141 @@
+// The gateway's request path for `/{server}/mcp`, written once and in order. Each step says why it sits
+// where it does; cheap refusals come first so that an attacker's junk costs as little as possible, and
+// nothing reads the body before the caller is known to be allowed to send one.
+import type { HttpBindings } from "@hono/node-server";
+import type { Context } from "hono";
+import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
+import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
+import { type Logger, requestContext } from "../log/logger.ts";
+import { forward } from "../proxy/forward.ts";
+import type { OpenStreams } from "../proxy/open-streams.ts";
+import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
+import type { UpstreamPools } from "../proxy/upstream-pools.ts";
+import type { ConfigSnapshot } from "../server/config-snapshot.ts";
+import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
+import { type ParsedRequest, parseRequest } from "./parse-request.ts";
+import { readBody } from "./read-body.ts";
+import { requestIdFrom } from "./request-id.ts";
+import { resolveRoute } from "./route.ts";
+
+export interface McpPipelineDeps {
+  /** The config in force when the request arrives; the request keeps it to the end, whatever reloads. */
+  currentConfig: () => ConfigSnapshot;
+  pools: UpstreamPools;
+  metrics: GatewayMetrics;
+  streams: OpenStreams;
+  logger: Logger;
+  originPolicy: OriginPolicy;
+  maxBodyBytes: number;
+  upstreamTimeoutMs: number;
+}
+
+const ALLOWED_METHODS = "GET, POST, DELETE";
+
+export function handleMcpRequest(
+  c: Context<{ Bindings: HttpBindings }>,
+  deps: McpPipelineDeps,
+): Promise<Response> {
+  const incoming = c.env.incoming;
+  const requestId = requestIdFrom(incoming.headers["x-request-id"]);
+  return requestContext.run({ requestId }, () => runPipeline(c, deps, requestId));
+}
+
+async function runPipeline(
+  c: Context<{ Bindings: HttpBindings }>,
+  deps: McpPipelineDeps,
+  requestId: string,
+): Promise<Response> {
+  const started = performance.now();
+  const incoming = c.env.incoming;
+  const httpMethod = incoming.method ?? "GET";
+  const snapshot = deps.currentConfig();
+  const errorContext: ErrorContext = { requestId };
+  let server = "";
+  let method: unknown = httpMethod;
+  let response: Response;
+  try {
+    // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
+    //    must not even learn which server names exist.
+    const refusal = checkOrigin(deps.originPolicy, incoming.headers.origin, incoming.headers.host);
+    if (refusal !== undefined) throw refusal;
+    if (httpMethod !== "POST" && httpMethod !== "GET" && httpMethod !== "DELETE") {
+      throw new GatewayError("method_not_allowed", `Method ${httpMethod} is not allowed on an MCP endpoint`, {
+        headers: { allow: ALLOWED_METHODS },
+      });
+    }
+
+    // 1. route: server name → upstream (404 unknown or disabled). Before auth: unknown paths cost nothing.
+    const route = resolveRoute(snapshot, c.req.param("server") ?? "");
+    server = route.name;
+
+    // 2. authenticate (next gateway issue): bearer JWT → principal. Before any body work, so anonymous
+    //    traffic never makes the gateway read or parse.
+
+    // 3. limit (next gateway issue): per-user rate limit, then replay protection. Needs the principal from
+    //    step 2; still before the body is read.
+
+    // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
+    //    carrying the request ids, so an MCP client shows them as such.
+    let parsed: ParsedRequest | undefined;
+    let body: Buffer | undefined;
+    if (httpMethod === "POST") {
+      body = await readBody(incoming, deps.maxBodyBytes);
+      parsed = parseRequest(body);
+      method = parsed.method;
+      errorContext.batch = parsed.batch;
+      errorContext.rpcIds = parsed.requestIds;
+    } else {
+      errorContext.rpcIds = [];
+    }
+
+    // 5. authorize (next gateway issue): server RBAC, then capability RBAC on each parsed message. Needs both
+    //    the principal (2) and the method names (4).
+
+    // 6. inspect request (later issue): prompt-injection firewall and PII scrubbing of arguments. Last before
+    //    forwarding, so it only runs on requests that are allowed to go through.
+
+    // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
+    // 8. inspect response: per SSE event inside the relay (forward's `inspectSseEvent`), never buffering a stream.
+    response = await forward(
+      {
+        route,
+        method: httpMethod,
+        incomingHeaders: incoming.headers,
+        search: searchOf(incoming.url),
+        body,
+        requestId,
+        pendingIds: parsed?.requestIds ?? [],
+        timeoutMs: deps.upstreamTimeoutMs,
+        signal: c.req.raw.signal,
+      },
+      deps,
+    );
+  } catch (error) {
+    const failure = asGatewayError(error);
+    if (failure.code === "internal") deps.logger.error("request failed", { error: failure.cause });
+    response = errorResponse(failure, errorContext);
+  }
+
+  // 9. audit (later issue): one event per decision, queued off the hot path. Metrics and the access log here.
+  const status = response.status;
+  const seconds = (performance.now() - started) / 1000;
+  const label = methodLabel(method);
+  deps.metrics.recordRequest(server, label, status, seconds);
+  if (deps.logger.enabled("info")) {
+    deps.logger.info("request", {
+      http_method: httpMethod,
+      server,
+      method: label,
+      status,
+      duration_ms: Math.round(seconds * 1e6) / 1000,
+      config_generation: snapshot.generation,
+    });
+  }
+  return response;
+}
+
+function searchOf(url: string | undefined): string {
+  if (url === undefined) return "";
+  const index = url.indexOf("?");
+  return index === -1 ? "" : url.slice(index);
+}

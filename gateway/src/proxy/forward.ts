@@ -1,0 +1,176 @@
+// Pipeline step 7: one call to the upstream through its keep-alive pool, and the translation of what comes
+// back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay;
+// failures become GatewayErrors naming the server.
+import type { IncomingHttpHeaders } from "node:http";
+import type { Dispatcher } from "undici";
+import type { JsonRpcId } from "../errors/error-response.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { Logger } from "../log/logger.ts";
+import { apiKeyVariable, type UpstreamRoute } from "../server/config-snapshot.ts";
+import type { GatewayMetrics, UpstreamErrorKind } from "../server/metrics.ts";
+import { downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
+import type { OpenStreams } from "./open-streams.ts";
+import { relaySse, type SseEventInspector } from "./sse-relay.ts";
+import type { UpstreamPools } from "./upstream-pools.ts";
+
+export interface ForwardRequest {
+  route: UpstreamRoute;
+  method: "GET" | "POST" | "DELETE";
+  incomingHeaders: IncomingHttpHeaders;
+  /** Query string of the client's request, including the `?`, or "". */
+  search: string;
+  body: Buffer | undefined;
+  requestId: string;
+  /** Ids of JSON-RPC requests in the body: the ones a dead stream must still answer. */
+  pendingIds: readonly JsonRpcId[];
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+export interface ForwardDeps {
+  pools: UpstreamPools;
+  metrics: GatewayMetrics;
+  streams: OpenStreams;
+  logger: Logger;
+  inspectSseEvent?: SseEventInspector;
+}
+
+const CONNECT_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+function upstreamFailure(route: UpstreamRoute, error: unknown, metrics: GatewayMetrics): GatewayError {
+  const code = (error as { code?: unknown }).code;
+  if (code === "UND_ERR_HEADERS_TIMEOUT") {
+    metrics.recordUpstreamError(route.name, "timeout");
+    return new GatewayError("upstream_timeout", `Upstream server '${route.name}' did not answer in time`, {
+      server: route.name,
+      cause: error,
+    });
+  }
+  if (typeof code === "string" && CONNECT_ERRORS.has(code)) {
+    metrics.recordUpstreamError(route.name, "unreachable");
+    return new GatewayError(
+      "upstream_unreachable",
+      `Upstream server '${route.name}' is unreachable (${code})`,
+      {
+        server: route.name,
+        cause: error,
+      },
+    );
+  }
+  metrics.recordUpstreamError(route.name, "unreachable");
+  const detail =
+    typeof code === "string" ? code : error instanceof Error ? error.message : "connection failed";
+  return new GatewayError("upstream_failed", `Upstream server '${route.name}' failed: ${detail}`, {
+    server: route.name,
+    cause: error,
+  });
+}
+
+function authRequiredMessage(route: UpstreamRoute): string {
+  const base = `Upstream server '${route.name}' requires authorization (it answered HTTP 401)`;
+  switch (route.authType) {
+    case "oauth":
+      return `${base}; upstream_auth_type is oauth and the gateway has no upstream token for it yet`;
+    case "api_key":
+      return `${base}; it refused the API key from ${apiKeyVariable(route.name)}`;
+    default:
+      return `${base}; set upstream_auth_type for this server`;
+  }
+}
+
+function rejectStatus(route: UpstreamRoute, status: number, metrics: GatewayMetrics): GatewayError {
+  const kind: UpstreamErrorKind = status === 401 ? "auth_required" : "status";
+  metrics.recordUpstreamError(route.name, kind);
+  if (status === 401) {
+    return new GatewayError("upstream_auth_required", authRequiredMessage(route), { server: route.name });
+  }
+  return new GatewayError("upstream_failed", `Upstream server '${route.name}' failed with HTTP ${status}`, {
+    server: route.name,
+  });
+}
+
+export async function forward(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
+  const { route } = request;
+  if (route.apiKeyProblem !== undefined) {
+    throw new GatewayError("upstream_api_key_missing", route.apiKeyProblem, { server: route.name });
+  }
+  let upstream: Dispatcher.ResponseData;
+  try {
+    upstream = await deps.pools.pool(route.origin).request({
+      method: request.method,
+      path:
+        request.search === ""
+          ? route.path
+          : `${route.path}${route.path.includes("?") ? "&" : "?"}${request.search.slice(1)}`,
+      headers: upstreamRequestHeaders(request.incomingHeaders, request.requestId, route.authHeaders),
+      body: request.body,
+      signal: request.signal,
+      // Only the wait for response headers is bounded: a stream may then stay open for as long as it lives.
+      headersTimeout: request.timeoutMs,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    throw upstreamFailure(route, error, deps.metrics);
+  }
+
+  const status = upstream.statusCode;
+  if (status === 401 || status >= 500) {
+    upstream.body.resume(); // discard; the connection goes back to the pool
+    throw rejectStatus(route, status, deps.metrics);
+  }
+  const headers = downstreamResponseHeaders(upstream.headers, request.requestId);
+  const contentType = upstream.headers["content-type"];
+  if (typeof contentType === "string" && contentType.startsWith("text/event-stream")) {
+    return streamResponse(request, deps, upstream, headers);
+  }
+  if (status === 204 || status === 304) {
+    upstream.body.resume();
+    return new Response(null, { status, headers });
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await upstream.body.arrayBuffer());
+  } catch (error) {
+    throw upstreamFailure(route, error, deps.metrics);
+  }
+  return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
+}
+
+function streamResponse(
+  request: ForwardRequest,
+  deps: ForwardDeps,
+  upstream: Dispatcher.ResponseData,
+  headers: Record<string, string>,
+): Response {
+  const { route } = request;
+  // Proxies between the gateway and the client must not buffer the stream either.
+  headers["cache-control"] ??= "no-cache";
+  headers["x-accel-buffering"] = "no";
+  let unregister = (): void => {};
+  const relay = relaySse({
+    upstream: upstream.body,
+    server: route.name,
+    requestId: request.requestId,
+    pendingIds: request.pendingIds,
+    inspect: deps.inspectSseEvent,
+    onEnd: ({ aborted, error }) => {
+      unregister();
+      if (aborted) {
+        deps.metrics.recordUpstreamError(route.name, "stream_aborted");
+        deps.logger.warn("upstream stream aborted", {
+          server: route.name,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    },
+  });
+  unregister = deps.streams.open(route.name, request.method === "GET" ? "get" : "post", relay.close);
+  return new Response(relay.body, { status: upstream.statusCode, headers });
+}

@@ -1,0 +1,81 @@
+// Everything the request path needs from a loaded configuration, computed once per load or reload so no
+// request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
+// is how in-flight requests finish on their own config while a reload swaps in the next one.
+import type { LoadedConfig, ServerConfig } from "../config/index.ts";
+
+export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
+
+export interface UpstreamRoute {
+  name: string;
+  enabled: boolean;
+  /** `scheme://host:port`: the key of the connection pool. */
+  origin: string;
+  /** Path and query of the upstream MCP endpoint. */
+  path: string;
+  authType: UpstreamAuthType;
+  /** Headers that authenticate the gateway to the upstream (`api_key`); never logged. */
+  authHeaders?: Readonly<Record<string, string>>;
+  /** Set when `api_key` is configured but its environment variable is not: requests fail closed with this. */
+  apiKeyProblem?: string;
+  server: ServerConfig;
+}
+
+export interface ConfigSnapshot {
+  loaded: LoadedConfig;
+  routes: ReadonlyMap<string, UpstreamRoute>;
+  /** Increments on every successful (re)load; shows up in logs so a request can be tied to a config. */
+  generation: number;
+}
+
+/** `my-server.v2` → `MY_SERVER_V2`: the suffix of the per-server environment variables. */
+export function serverEnvSuffix(name: string): string {
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+}
+
+export function apiKeyVariable(name: string): string {
+  return `SVC_UPSTREAM_API_KEY_${serverEnvSuffix(name)}`;
+}
+
+export function apiKeyHeaderVariable(name: string): string {
+  return `SVC_UPSTREAM_KEY_HEADER_${serverEnvSuffix(name)}`;
+}
+
+function apiKeyAuth(
+  name: string,
+  env: Record<string, string | undefined>,
+): Pick<UpstreamRoute, "authHeaders" | "apiKeyProblem"> {
+  const variable = apiKeyVariable(name);
+  const key = env[variable];
+  if (key === undefined || key === "") {
+    return {
+      apiKeyProblem: `Upstream server '${name}' uses upstream_auth_type api_key but ${variable} is not set`,
+    };
+  }
+  const header = env[apiKeyHeaderVariable(name)]?.trim().toLowerCase();
+  if (header === undefined || header === "" || header === "authorization") {
+    return { authHeaders: { authorization: `Bearer ${key}` } };
+  }
+  return { authHeaders: { [header]: key } };
+}
+
+export function buildSnapshot(
+  loaded: LoadedConfig,
+  env: Record<string, string | undefined>,
+  generation: number,
+): ConfigSnapshot {
+  const routes = new Map<string, UpstreamRoute>();
+  for (const server of loaded.config.servers) {
+    const url = new URL(server.url);
+    const route: UpstreamRoute = {
+      name: server.name,
+      enabled: server.enabled,
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      authType: server.upstream_auth_type,
+      server,
+    };
+    if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
+    routes.set(server.name, route);
+  }
+  return { loaded, routes, generation };
+}

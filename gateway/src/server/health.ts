@@ -1,0 +1,68 @@
+// /health and /readiness bodies. Field names and healthy values are the SPEC's; the other values and the
+// level mapping are ours (docs/operations.md):
+//   HEALTHY   → status "healthy",   HTTP 200: every component ok.
+//   DEGRADED  → status "degraded",  HTTP 200: the KV store is unreachable (breaker open or half_open). The
+//               proxy keeps serving, and restarting the pod would not bring Redis back, so liveness stays up.
+//   UNHEALTHY → status "unhealthy", HTTP 503: the upstream HTTP client is closed; the gateway cannot proxy.
+import type { KvStoreStatus } from "../kv/index.ts";
+
+export type HealthLevel = "HEALTHY" | "DEGRADED" | "UNHEALTHY";
+
+export interface HealthInputs {
+  kv: KvStoreStatus;
+  httpClientOk: boolean;
+  upstreams: number;
+  gatewayId?: string;
+}
+
+export interface EndpointAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export function healthLevel(inputs: HealthInputs): HealthLevel {
+  if (!inputs.httpClientOk) return "UNHEALTHY";
+  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed") return "DEGRADED";
+  return "HEALTHY";
+}
+
+const STATUS_OF: Record<HealthLevel, string> = {
+  HEALTHY: "healthy",
+  DEGRADED: "degraded",
+  UNHEALTHY: "unhealthy",
+};
+
+export function healthAnswer(inputs: HealthInputs): EndpointAnswer {
+  const level = healthLevel(inputs);
+  const body: Record<string, unknown> = {
+    status: STATUS_OF[level],
+    kvstore: inputs.kv.healthy ? "ok" : "unavailable",
+    kvstore_circuit_breaker: inputs.kv.breaker,
+    upstreams: `${inputs.upstreams} configured`,
+    http_client: inputs.httpClientOk ? "ok" : "closed",
+  };
+  if (inputs.gatewayId !== undefined) body.gateway_id = inputs.gatewayId;
+  return { status: level === "UNHEALTHY" ? 503 : 200, body };
+}
+
+export interface ReadinessInputs {
+  configLoaded: boolean;
+  httpClientReady: boolean;
+  kvReady: boolean;
+  draining: boolean;
+  upstreams: number;
+}
+
+export function readinessAnswer(inputs: ReadinessInputs): EndpointAnswer {
+  const ready = inputs.configLoaded && inputs.httpClientReady && inputs.kvReady && !inputs.draining;
+  return {
+    status: ready ? 200 : 503,
+    body: {
+      status: ready ? "ready" : "not ready",
+      draining: inputs.draining,
+      http_client: inputs.httpClientReady ? "initialized" : "not initialized",
+      upstreams: `${inputs.upstreams} loaded`,
+      kvstore_manager: inputs.kvReady ? "initialized" : "not initialized",
+    },
+  };
+}

@@ -1,0 +1,152 @@
+// Prometheus text exposition, hand-written and small: counters, one gauge family and one histogram, each
+// keyed by a pre-joined label string so recording a request is a Map lookup and two additions.
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** MCP methods used as a label as they are; anything else is `other`, so clients cannot explode cardinality. */
+const KNOWN_METHODS = new Set([
+  "batch",
+  "GET", // the notification stream
+  "DELETE", // session end
+  "initialize",
+  "ping",
+  "notifications/initialized",
+  "notifications/cancelled",
+  "notifications/progress",
+  "notifications/roots/list_changed",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "logging/setLevel",
+  "tasks/get",
+  "tasks/list",
+  "tasks/cancel",
+  "tasks/result",
+]);
+
+export function methodLabel(method: unknown): string {
+  return typeof method === "string" && KNOWN_METHODS.has(method) ? method : "other";
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+function labels(pairs: Record<string, string>): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(pairs)) parts.push(`${name}="${escapeLabel(value)}"`);
+  return parts.join(",");
+}
+
+interface HistogramSeries {
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+export type UpstreamErrorKind = "unreachable" | "timeout" | "status" | "stream_aborted" | "auth_required";
+
+export class GatewayMetrics {
+  readonly #requests = new Map<string, number>();
+  readonly #latency = new Map<string, HistogramSeries>();
+  readonly #upstreamErrors = new Map<string, number>();
+  readonly #openStreams = new Map<string, number>();
+  readonly #reloads = new Map<string, number>([
+    ['result="success"', 0],
+    ['result="failure"', 0],
+  ]);
+
+  /** One finished request (for a stream: when its headers went out). `server` must be a configured name or "". */
+  recordRequest(server: string, method: string, status: number, seconds: number): void {
+    const key = labels({ server, method, status: String(status) });
+    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+    let series = this.#latency.get(key);
+    if (series === undefined) {
+      series = { buckets: new Array<number>(LATENCY_BUCKETS.length).fill(0), sum: 0, count: 0 };
+      this.#latency.set(key, series);
+    }
+    for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
+      if (seconds <= (LATENCY_BUCKETS[i] as number)) series.buckets[i] = (series.buckets[i] as number) + 1;
+    }
+    series.sum += seconds;
+    series.count += 1;
+  }
+
+  recordUpstreamError(server: string, kind: UpstreamErrorKind): void {
+    const key = labels({ server, kind });
+    this.#upstreamErrors.set(key, (this.#upstreamErrors.get(key) ?? 0) + 1);
+  }
+
+  recordReload(ok: boolean): void {
+    const key = ok ? 'result="success"' : 'result="failure"';
+    this.#reloads.set(key, (this.#reloads.get(key) ?? 0) + 1);
+  }
+
+  streamOpened(server: string): void {
+    const key = labels({ server });
+    this.#openStreams.set(key, (this.#openStreams.get(key) ?? 0) + 1);
+  }
+
+  streamClosed(server: string): void {
+    const key = labels({ server });
+    this.#openStreams.set(key, Math.max(0, (this.#openStreams.get(key) ?? 0) - 1));
+  }
+
+  openStreams(): number {
+    let total = 0;
+    for (const value of this.#openStreams.values()) total += value;
+    return total;
+  }
+
+  render(): string {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string, series: Map<string, number>): void => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [key, value] of series) out.push(`${name}{${key}} ${value}`);
+    };
+    family(
+      "svc_gateway_requests_total",
+      "counter",
+      "MCP requests proxied, by upstream server, JSON-RPC method and HTTP status.",
+      this.#requests,
+    );
+    out.push(
+      "# HELP svc_gateway_request_duration_seconds Time to the response headers (for JSON answers: the whole answer).",
+      "# TYPE svc_gateway_request_duration_seconds histogram",
+    );
+    for (const [key, series] of this.#latency) {
+      LATENCY_BUCKETS.forEach((bound, i) => {
+        out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="${bound}"} ${series.buckets[i]}`);
+      });
+      out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="+Inf"} ${series.count}`);
+      out.push(`svc_gateway_request_duration_seconds_sum{${key}} ${series.sum}`);
+      out.push(`svc_gateway_request_duration_seconds_count{${key}} ${series.count}`);
+    }
+    family(
+      "svc_gateway_upstream_errors_total",
+      "counter",
+      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required).",
+      this.#upstreamErrors,
+    );
+    family(
+      "svc_gateway_config_reloads_total",
+      "counter",
+      "Configuration reloads by result; a failure keeps the last good configuration serving.",
+      this.#reloads,
+    );
+    family(
+      "svc_gateway_open_streams",
+      "gauge",
+      "SSE streams currently open, by upstream server.",
+      this.#openStreams,
+    );
+    return `${out.join("\n")}\n`;
+  }
+}

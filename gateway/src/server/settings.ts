@@ -1,0 +1,45 @@
+// Operational settings read once from the environment at start (documented in docs/operations.md). Each bad
+// value is an error naming its variable, so a typo cannot silently become a default.
+import { parseAllowedOrigins } from "../proxy/origin-guard.ts";
+
+export interface GatewaySettings {
+  drainDelayMs: number;
+  drainTimeoutMs: number;
+  upstreamTimeoutMs: number;
+  maxBodyBytes: number;
+  upstreamConnections: number;
+  configPollMs: number;
+  allowedOrigins: Set<string> | "any";
+}
+
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+}
+
+function number(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const text = env[name]?.trim();
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new SettingsError(`${name} must be a number from ${min} to ${max}, got '${text}'`);
+  }
+  return value;
+}
+
+export function readSettings(env: Record<string, string | undefined>): GatewaySettings {
+  return {
+    drainDelayMs: number(env, "SVC_DRAIN_DELAY_SECONDS", 5, 0, 600) * 1000,
+    drainTimeoutMs: number(env, "SVC_DRAIN_TIMEOUT_SECONDS", 25, 0, 3600) * 1000,
+    upstreamTimeoutMs: number(env, "SVC_UPSTREAM_TIMEOUT_SECONDS", 60, 0.01, 3600) * 1000,
+    maxBodyBytes: Math.floor(number(env, "SVC_MAX_BODY_BYTES", 4 * 1024 * 1024, 1, 1024 * 1024 * 1024)),
+    upstreamConnections: Math.floor(number(env, "SVC_UPSTREAM_CONNECTIONS", 128, 1, 10_000)),
+    configPollMs: number(env, "SVC_CONFIG_POLL_SECONDS", 5, 0, 3600) * 1000,
+    allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
+  };
+}

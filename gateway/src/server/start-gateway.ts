@@ -1,0 +1,215 @@
+// Starts the gateway: settings, KV store, config, HTTP server; and owns its lifecycle (reload, drain,
+// close). Contract 4 in coord/CONTRACTS.md.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { loadConfig } from "../config/index.ts";
+import { createKvStore, type KvStore } from "../kv/index.ts";
+import { createLogger, parseLogLevel } from "../log/logger.ts";
+import { OpenStreams } from "../proxy/open-streams.ts";
+import { isLoopbackAddress } from "../proxy/origin-guard.ts";
+import { UpstreamPools } from "../proxy/upstream-pools.ts";
+import { createGatewayApp } from "./app.ts";
+import { ConfigReloader } from "./config-reloader.ts";
+import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
+import { healthAnswer, readinessAnswer } from "./health.ts";
+import { GatewayMetrics } from "./metrics.ts";
+import { readSettings } from "./settings.ts";
+
+export interface StartGatewayOptions {
+  configPath?: string;
+  env?: Record<string, string | undefined>;
+  /** Default 0.0.0.0. */
+  host?: string;
+  /** Default $PORT or 8080; 0 picks a free port. */
+  port?: number;
+}
+
+export interface RunningGateway {
+  /** Where clients reach it, e.g. http://127.0.0.1:43123 */
+  url: string;
+  /** Reloads the config file now; true when a new config is serving. */
+  reload(): Promise<boolean>;
+  /** Readiness 503 at once, serve on for the drain delay, then stop and wait for in-flight work (bounded). */
+  drain(): Promise<void>;
+  /** Stops at once, cutting whatever is in flight. */
+  close(): Promise<void>;
+}
+
+function displayUrl(host: string, port: number): string {
+  if (host === "0.0.0.0" || host === "") return `http://127.0.0.1:${port}`;
+  if (host === "::") return `http://[::1]:${port}`;
+  return host.includes(":") ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
+function listenPort(options: StartGatewayOptions, env: Record<string, string | undefined>): number {
+  if (options.port !== undefined) return options.port;
+  const text = env.PORT?.trim();
+  if (text === undefined || text === "") return 8080;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be 0-65535, got '${text}'`);
+  return port;
+}
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const env = options.env ?? process.env;
+  const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL) });
+  const settings = readSettings(env);
+  const host = options.host ?? "0.0.0.0";
+  const port = listenPort(options, env);
+
+  const loaded = await loadConfig({ configPath: options.configPath, env });
+  const metrics = new GatewayMetrics();
+  const pools = new UpstreamPools({ connections: settings.upstreamConnections, keepAliveTimeoutMs: 60_000 });
+  const streams = new OpenStreams(metrics);
+  const reloader = new ConfigReloader({
+    initial: loaded,
+    env,
+    metrics,
+    logger,
+    onSwap: (snapshot) =>
+      pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin))),
+  });
+  await reloader.init();
+
+  const kv: KvStore = createKvStore(env, {
+    onBreakerChange: (state, lastError) =>
+      logger.warn("kv store circuit breaker changed", { state, error: lastError }),
+  });
+  let kvReady = false;
+  kv.ready().then(
+    () => {
+      kvReady = true;
+    },
+    (error: unknown) => logger.error("kv store failed to initialise", { error }),
+  );
+
+  let draining = false;
+  let stopping = false;
+  const app = createGatewayApp({
+    currentConfig: reloader.current,
+    pools,
+    metrics,
+    streams,
+    logger,
+    originPolicy: { allowed: settings.allowedOrigins, loopbackBound: isLoopbackAddress(host) },
+    maxBodyBytes: settings.maxBodyBytes,
+    upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    health: () =>
+      healthAnswer({
+        kv: kv.status(),
+        httpClientOk: !pools.closed,
+        upstreams: reloader.current().routes.size,
+        gatewayId: reloader.current().loaded.config.control_plane?.gateway_id,
+      }),
+    readiness: () =>
+      readinessAnswer({
+        configLoaded: true,
+        httpClientReady: !pools.closed,
+        kvReady,
+        draining,
+        upstreams: reloader.current().routes.size,
+      }),
+  });
+
+  // In-flight requests (streams included) are counted at the socket level, so drain knows when it is done.
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+  const listener = getRequestListener(app.fetch);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    inFlight++;
+    res.once("close", () => {
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    });
+    if (stopping) res.setHeader("connection", "close");
+    void listener(req, res);
+  });
+  server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts (60 s)
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const url = displayUrl(host, (server.address() as AddressInfo).port);
+
+  let watcher: ConfigWatcher | undefined;
+  if (reloader.reloadable) {
+    watcher = watchConfigFile({
+      path: reloader.source,
+      pollMs: settings.configPollMs,
+      logger,
+      onChange: () => void reloader.reload(false),
+    });
+  }
+
+  logger.info("listening", {
+    url,
+    config: reloader.source,
+    mode: loaded.mode,
+    servers: reloader.current().routes.size,
+    kvstore: kv.status().kind,
+  });
+
+  let closing: Promise<void> | undefined;
+  const shutdown = async (force: boolean): Promise<void> => {
+    watcher?.close();
+    stopping = true;
+    server.close();
+    if (force) {
+      server.closeAllConnections();
+      await pools.destroy();
+    } else {
+      await pools.close();
+    }
+    await kv.close().catch(() => {});
+  };
+
+  const drain = (): Promise<void> => {
+    closing ??= (async () => {
+      const started = Date.now();
+      draining = true;
+      logger.info("draining", { delay_ms: settings.drainDelayMs, timeout_ms: settings.drainTimeoutMs });
+      // Keep serving while endpoints (Services, load balancers) notice readiness is 503.
+      await sleep(Math.min(settings.drainDelayMs, settings.drainTimeoutMs));
+      stopping = true;
+      server.close();
+      server.closeIdleConnections();
+      // GET notification streams never end by themselves; the client resumes elsewhere with Last-Event-ID.
+      streams.closeAll("get");
+      const idle = new Promise<boolean>((resolve) => {
+        if (inFlight === 0) resolve(true);
+        onIdle = () => resolve(true);
+      });
+      const remaining = Math.max(0, settings.drainTimeoutMs - (Date.now() - started));
+      const finished = await Promise.race([idle, sleep(remaining).then(() => false)]);
+      if (!finished)
+        logger.warn("drain timeout reached; closing remaining connections", { in_flight: inFlight });
+      await shutdown(!finished);
+      logger.info("drained", { forced: !finished, duration_ms: Date.now() - started });
+    })();
+    return closing;
+  };
+
+  return {
+    url,
+    reload: () => reloader.reload(true),
+    drain,
+    close: () => {
+      closing ??= (async () => {
+        draining = true;
+        await shutdown(true);
+      })();
+      return closing;
+    },
+  };
+}
