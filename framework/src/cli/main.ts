@@ -1,22 +1,52 @@
-// Placeholder until the framework issue lands: `svc --help` answers, everything else says it is not there yet.
+import { UsageError } from "./args.ts";
+import * as build from "./build.ts";
+import * as dev from "./dev.ts";
+import * as init from "./init.ts";
+import * as runCommand from "./run.ts";
+
+interface Command {
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const commands: Record<string, Command> = { init, build, run: runCommand, dev };
+
 const usage = `svc — build production MCP tool servers from a project directory
 
 Usage: svc <command> [options]
 
-Commands (coming with the framework release):
-  init DIR        scaffold a project
-  build [dev|prod] build dist/
-  run             serve the built project
-  dev             watch and restart
+Commands:
+${Object.values(commands)
+  .map((c) => `  ${c.summary}`)
+  .join("\n")}
 
-Options:
-  -h, --help      show this help
+Every command but init works on the current directory, or on --project DIR.
+Run 'svc <command> --help' for a command's options.
 `;
 
-const [command] = process.argv.slice(2);
-if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-  process.stdout.write(usage);
-} else {
-  process.stderr.write(`svc: '${command}' is not available yet in this version\n\n${usage}`);
-  process.exitCode = 2;
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`svc: unknown command '${name}'\n\n${usage}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`svc ${name}: ${error.message}\nRun 'svc ${name} --help' for usage.\n`);
+      return 2;
+    }
+    process.stderr.write(`svc ${name}: ${(error as Error).message}\n`);
+    return 1;
+  }
 }
+
+const code = await main(process.argv.slice(2));
+// -1: a server now runs in this process and ends it itself.
+if (code >= 0) process.exitCode = code;

@@ -1,0 +1,23 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The framework package's own directory: the build resolves the runtime packages from here. */
+export const FRAMEWORK_DIR = fileURLToPath(new URL("../..", import.meta.url));
+
+export const FRAMEWORK_VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/** Entry points the built server gets from the framework itself, whatever the project has installed. */
+export const FRAMEWORK_ENTRIES: Record<string, string> = {
+  svc: fileURLToPath(new URL("../index.ts", import.meta.url)),
+  "svc/auth": fileURLToPath(new URL("../auth/index.ts", import.meta.url)),
+  "svc:runtime": fileURLToPath(new URL("../runtime/main.ts", import.meta.url)),
+};
+
+/**
+ * Packages always taken from the framework's installation, so a project needs no `npm install` and the runtime
+ * and the components share one copy (one zod, one MCP SDK).
+ */
+export const RUNTIME_PACKAGES =
+  /^(zod|hono|@hono\/node-server|@modelcontextprotocol\/sdk|@opentelemetry\/api)(\/.*)?$/;

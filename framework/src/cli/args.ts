@@ -1,0 +1,34 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** parseArgs with `--project DIR` and `--help` on every command; unknown options are usage errors. */
+export function parseCommandArgs<O extends OptionSpec>(argv: string[], options: O) {
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      options: { ...options, project: { type: "string" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const values = parsed.values as Record<string, string | boolean | undefined>;
+    const projectDir = resolve(typeof values.project === "string" ? values.project : ".");
+    return { values, positionals: parsed.positionals, projectDir, help: values.help === true };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function parsePort(value: string | boolean | undefined, flag = "--port"): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || port > 65535) {
+    throw new UsageError(`${flag}: '${String(value)}' is not a port number (0-65535)`);
+  }
+  return port;
+}

@@ -1,0 +1,90 @@
+import { type Attributes, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import type { Settings } from "../project/settings.ts";
+import { serializeForTrace } from "./serialize.ts";
+
+/** Spans per the OpenTelemetry MCP semantic conventions; a no-op object when tracing is off. */
+export interface Telemetry {
+  enabled: boolean;
+  /** detailed_tracing: record inputs and outputs (serialized, size-limited). */
+  detailed: boolean;
+  span<T>(
+    name: string,
+    kind: "server" | "client",
+    attributes: Attributes,
+    run: (span: Span) => Promise<T>,
+  ): Promise<T>;
+  /** Adds a serialized value as an attribute when detailed tracing is on. */
+  detail(span: Span, key: string, value: unknown): void;
+  shutdown(): Promise<void>;
+}
+
+const disabled: Telemetry = {
+  enabled: false,
+  detailed: false,
+  span: (_name, _kind, _attributes, run) =>
+    run(trace.wrapSpanContext({ traceId: "", spanId: "", traceFlags: 0 })),
+  detail: () => {},
+  shutdown: async () => {},
+};
+
+function createTelemetry(tracer: Tracer, detailed: boolean, shutdown: () => Promise<void>): Telemetry {
+  return {
+    enabled: true,
+    detailed,
+    span(name, kind, attributes, run) {
+      const spanKind = kind === "server" ? SpanKind.SERVER : SpanKind.CLIENT;
+      return tracer.startActiveSpan(name, { kind: spanKind, attributes }, async (span) => {
+        try {
+          return await run(span);
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setAttribute("error.type", (error as Error).name || "Error");
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
+    },
+    detail(span, key, value) {
+      if (detailed) span.setAttribute(key, serializeForTrace(value));
+    },
+    shutdown,
+  };
+}
+
+/**
+ * Starts @opentelemetry/sdk-node when svc.json has opentelemetry_enabled. The OTLP HTTP exporter reads
+ * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_HEADERS itself; OTEL_TRACES_EXPORTER=console (or
+ * opentelemetry_default_exporter "console") prints spans instead. OTEL_SERVICE_NAME overrides svc.json name.
+ */
+export async function startTelemetry(
+  settings: Settings,
+  env: Record<string, string | undefined>,
+  log: (message: string, fields?: Record<string, unknown>) => void,
+): Promise<Telemetry> {
+  if (!settings.opentelemetry_enabled) return disabled;
+  const { NodeSDK } = await import("@opentelemetry/sdk-node");
+  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
+    "@opentelemetry/sdk-trace-base"
+  );
+  const useConsole =
+    env.OTEL_TRACES_EXPORTER === "console" || settings.opentelemetry_default_exporter === "console";
+  let processor: InstanceType<typeof BatchSpanProcessor> | InstanceType<typeof SimpleSpanProcessor>;
+  if (useConsole) {
+    processor = new SimpleSpanProcessor(new ConsoleSpanExporter());
+  } else {
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+    processor = new BatchSpanProcessor(new OTLPTraceExporter());
+  }
+  const serviceName = env.OTEL_SERVICE_NAME || settings.name;
+  const sdk = new NodeSDK({ serviceName, spanProcessors: [processor], instrumentations: [] });
+  sdk.start();
+  log("tracing enabled", {
+    exporter: useConsole ? "console" : "otlp_http",
+    endpoint: useConsole ? undefined : (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318 (default)"),
+    service: serviceName,
+    detailed_tracing: settings.detailed_tracing,
+  });
+  return createTelemetry(trace.getTracer("svc"), settings.detailed_tracing, () => sdk.shutdown());
+}
