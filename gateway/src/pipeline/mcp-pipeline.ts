@@ -80,6 +80,7 @@ async function runPipeline(
     let body: Buffer | undefined;
     if (httpMethod === "POST") {
       body = await readBody(incoming, deps.maxBodyBytes);
+      errorContext.rpcIds = []; // JSON-RPC says: a parse error is answered with id null
       parsed = parseRequest(body);
       method = parsed.method;
       errorContext.batch = parsed.batch;

@@ -44,6 +44,8 @@ export interface Upstream {
   broadcast(message: string): Promise<void>;
   /** Request headers of the last MCP request the upstream received. */
   lastHeaders: () => Record<string, string | string[] | undefined>;
+  /** Method and headers of every request received, in order. */
+  requests: Array<{ method: string; headers: Record<string, string | string[] | undefined> }>;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,20 @@ function buildServer(gate: Gate): McpServer {
     await gate.wait();
     return { content: [{ type: "text", text: "released" }] };
   });
+  // Closes its SSE stream after the first progress notification (2025-11-25 polling); the client must resume
+  // with Last-Event-ID to get the result. Needs `resumable`.
+  server.registerTool("polled", {}, async (extra) => {
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: 1, total: 2 },
+      });
+    }
+    extra.closeSSEStream?.();
+    await gate.wait();
+    return { content: [{ type: "text" as const, text: "resumed" }] };
+  });
   server.registerResource("greeting", "test://greeting", {}, async () => ({
     contents: [{ uri: "test://greeting", text: "hello" }],
   }));
@@ -85,6 +101,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   const gate = new Gate();
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
   let lastHeaders: Record<string, string | string[] | undefined> = {};
+  const requests: Upstream["requests"] = [];
   const eventStore = options.resumable === true ? new InMemoryEventStore() : undefined;
 
   const newTransport = (): StreamableHTTPServerTransport =>
@@ -92,6 +109,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       sessionIdGenerator: options.stateful === true ? () => randomUUID() : undefined,
       enableJsonResponse: options.jsonResponse === true,
       eventStore,
+      retryInterval: eventStore === undefined ? undefined : 10,
       onsessioninitialized: (id) => {
         const entry = pending;
         if (entry !== undefined) sessions.set(id, entry);
@@ -104,6 +122,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     lastHeaders = { ...req.headers };
+    requests.push({ method: req.method ?? "", headers: lastHeaders });
     if (options.forceStatus !== undefined) {
       res.writeHead(options.forceStatus, { "content-type": "application/json" }).end("{}");
       return;
@@ -150,6 +169,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     url: `http://127.0.0.1:${port}/mcp`,
     gate,
     lastHeaders: () => lastHeaders,
+    requests,
     broadcast: async (message) => {
       for (const { server } of sessions.values()) {
         await server.server.sendLoggingMessage({ level: "info", data: message });
