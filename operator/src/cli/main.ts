@@ -1,20 +1,35 @@
-// Placeholder until the operator issue lands: `svc --help` answers, everything else says it is not there yet.
+// `svc-operator <command>`: a small command table; each command lives in its own file.
+import * as render from "./render.ts";
+
+interface Command {
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const commands: Record<string, Command> = { render };
+
 const usage = `svc-operator — turn McpServer, IdentityProvider and McpGateway resources into gateway config
 
 Usage: svc-operator <command> [options]
 
-Commands (coming with the operator release):
-  run             reconcile custom resources in a cluster
-  render -f DIR   print the objects it would apply
+Commands:
+${Object.values(commands)
+  .map((command) => `  ${command.summary}`)
+  .join("\n")}
 
 Options:
-  -h, --help      show this help
+  -h, --help      show this help (also after a command)
 `;
 
-const [command] = process.argv.slice(2);
-if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+const [name, ...rest] = process.argv.slice(2);
+if (name === undefined || name === "--help" || name === "-h" || name === "help") {
   process.stdout.write(usage);
 } else {
-  process.stderr.write(`svc-operator: '${command}' is not available yet in this version\n\n${usage}`);
-  process.exitCode = 2;
+  const command = commands[name];
+  if (command) {
+    process.exitCode = await command.run(rest);
+  } else {
+    process.stderr.write(`svc-operator: unknown command '${name}'\n\n${usage}`);
+    process.exitCode = 2;
+  }
 }

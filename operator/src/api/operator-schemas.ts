@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+// The parts of the custom resources that belong to the operator rather than to the gateway config: which
+// resources a gateway selects, how a framework-built server runs, and status. The gateway's own fields come
+// from svc-gateway/config (see resource-schemas.ts), never retyped here.
+
+/** Kubernetes core types embedded as-is (EnvVar, ResourceRequirements, ...): the API server validates
+ *  them when the Deployment is applied, so the CRD keeps them open instead of copying their schema. */
+const kubernetesObject = (what: string) =>
+  z.looseObject({}).describe(what).meta({ "x-kubernetes-preserve-unknown-fields": true });
+
+export const labelSelectorSchema = z.strictObject({
+  namespaces: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Namespaces to select from; absent means the McpGateway\'s own namespace, ["*"] means all'),
+  matchLabels: z.record(z.string(), z.string()).optional().describe("Labels a resource must carry"),
+  matchExpressions: z
+    .array(
+      z.strictObject({
+        key: z.string().min(1),
+        operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]),
+        values: z.array(z.string()).optional(),
+      }),
+    )
+    .optional()
+    .describe("Set-based label requirements, as in a Kubernetes label selector"),
+});
+
+export const DEFAULT_SERVER_PORT = 8000;
+export const DEFAULT_SERVER_PATH = "/mcp";
+
+export const serverDeploymentSchema = z
+  .strictObject({
+    image: z.string().min(1).describe("Container image of a server built with the svc framework"),
+    replicas: z.int().min(0).max(1000).optional().describe("Pod replicas (default 1)"),
+    port: z
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe(`Container port; passed as PORT (default ${DEFAULT_SERVER_PORT})`),
+    path: z.string().regex(/^\//).optional().describe(`MCP endpoint path (default ${DEFAULT_SERVER_PATH})`),
+    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+    serviceAccountName: z.string().min(1).optional(),
+    env: z
+      .array(kubernetesObject("EnvVar"))
+      .optional()
+      .describe("Container environment (Kubernetes EnvVar list)"),
+    envFrom: z.array(kubernetesObject("EnvFromSource")).optional().describe("Kubernetes EnvFromSource list"),
+    resources: kubernetesObject("Kubernetes ResourceRequirements").optional(),
+    securityContext: kubernetesObject(
+      "Container SecurityContext; a restricted one is used when absent",
+    ).optional(),
+  })
+  .describe("Run this server in the cluster (a Deployment and a Service); the gateway URL is derived");
+
+export const CONDITION_TYPES = ["Accepted", "Programmed", "Ready"] as const;
+
+export const conditionSchema = z.strictObject({
+  type: z.enum(CONDITION_TYPES),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.string().min(1).describe("CamelCase reason"),
+  message: z.string().describe("Human-readable detail"),
+  lastTransitionTime: z
+    .string()
+    .describe("When status last changed (RFC 3339)")
+    .meta({ format: "date-time" }),
+  observedGeneration: z.int().min(0).optional(),
+});
+
+export const statusSchema = z.strictObject({
+  observedGeneration: z.int().min(0).optional().describe("The metadata.generation this status describes"),
+  conditions: z
+    .array(conditionSchema)
+    .optional()
+    .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+  url: z
+    .string()
+    .optional()
+    .describe("Where the gateway reaches the server, or where clients reach the gateway"),
+  servers: z.int().min(0).optional().describe("McpGateway: servers in the rendered configuration"),
+  identityProviders: z
+    .int()
+    .min(0)
+    .optional()
+    .describe("McpGateway: identity providers in the rendered configuration"),
+  configMap: z.string().optional().describe("McpGateway: the ConfigMap holding the rendered gateway YAML"),
+});
+
+export type Condition = z.infer<typeof conditionSchema>;
+export type ResourceStatus = z.infer<typeof statusSchema>;
+export type LabelSelector = z.infer<typeof labelSelectorSchema>;
+export type ServerDeployment = z.infer<typeof serverDeploymentSchema>;
+
+export const gatewayWorkloadSchema = z.strictObject({
+  configMapName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("ConfigMap to write the gateway YAML to (default <name>-config)"),
+  configKey: z.string().min(1).optional().describe("Key of the YAML in the ConfigMap (default config.yaml)"),
+  deploymentName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Gateway Deployment that receives secretKeyRef env entries (default: the McpGateway's name)"),
+  containerName: z.string().min(1).optional().describe("Its gateway container (default gateway)"),
+  serverSelector: labelSelectorSchema
+    .optional()
+    .describe("Which McpServers this gateway serves (default: all in its namespace)"),
+  identityProviderSelector: labelSelectorSchema
+    .optional()
+    .describe("Which IdentityProviders it trusts (default: all in its namespace)"),
+});

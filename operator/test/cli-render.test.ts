@@ -1,0 +1,89 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { examplesDir, operatorDir, repoRoot } from "./paths.ts";
+
+// The CLIs as users run them: `svc-operator render … --gateway-config > x.yaml && svc-gateway validate --config x.yaml`.
+const run = promisify(execFile);
+const node = process.execPath;
+const operatorBin = join(operatorDir, "bin", "svc-operator.js");
+const gatewayBin = join(repoRoot, "gateway", "bin", "svc-gateway.js");
+const scratch = mkdtempSync(join(tmpdir(), "svc-operator-cli-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function exitOf(promise: Promise<{ stdout: string; stderr: string }>) {
+  try {
+    const { stdout, stderr } = await promise;
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe("svc-operator render", () => {
+  it("renders the examples into gateway YAML that `svc-gateway validate` accepts", async () => {
+    const { stdout } = await run(node, [operatorBin, "render", "-f", examplesDir, "--gateway-config"]);
+    const file = join(scratch, "examples.yaml");
+    writeFileSync(file, stdout);
+    const validated = await exitOf(
+      run(node, [gatewayBin, "validate", "--config", file], { env: { PATH: process.env.PATH } }),
+    );
+    expect(validated.stderr).toBe("");
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).toContain("servers: 3");
+  });
+
+  it("renders secret references as ${VAR} that validate once the pod's variables are set", async () => {
+    const { stdout } = await run(node, [
+      operatorBin,
+      "render",
+      "-f",
+      join(examplesDir, "with-secrets"),
+      "--gateway-config",
+    ]);
+    const file = join(scratch, "with-secrets.yaml");
+    writeFileSync(file, stdout);
+    const variables = [...stdout.matchAll(/\$\{(SVC_SECRET_[A-Z0-9_]+)\}/g)].map(
+      (match) => match[1] as string,
+    );
+    expect(variables).toHaveLength(3);
+    const withoutSecrets = await exitOf(
+      run(node, [gatewayBin, "validate", "--config", file], { env: { PATH: process.env.PATH } }),
+    );
+    expect(withoutSecrets.code).toBe(1);
+    const env = Object.fromEntries(variables.map((name) => [name, "from-the-secret"]));
+    const withSecrets = await exitOf(
+      run(node, [gatewayBin, "validate", "--config", file], { env: { PATH: process.env.PATH, ...env } }),
+    );
+    expect(withSecrets.code).toBe(0);
+  });
+
+  it("prints every object (ConfigMap, gateway env patch, server Deployment and Service)", async () => {
+    const { stdout } = await run(node, [operatorBin, "render", "-f", examplesDir]);
+    const kinds = [...stdout.matchAll(/^kind: (\w+)$/gm)].map((match) => match[1]);
+    expect(kinds).toEqual(["ConfigMap", "Deployment", "Deployment", "Service"]);
+  });
+
+  it("exits 1 naming the resource and field of each problem", async () => {
+    const dir = mkdtempSync(join(scratch, "bad-"));
+    writeFileSync(
+      join(dir, "bad.yaml"),
+      [
+        "apiVersion: mcp.svc.dev/v1alpha1\nkind: McpGateway\nmetadata: { name: gw, namespace: ns }\nspec: {}",
+        "apiVersion: mcp.svc.dev/v1alpha1\nkind: McpServer\nmetadata: { name: s, namespace: ns }\nspec: { url: 'http://s/mcp', idp: missing, rbacMode: sometimes }",
+      ].join("\n---\n"),
+    );
+    const result = await exitOf(run(node, [operatorBin, "render", "-f", dir]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("McpServer ns/s: spec.rbacMode: must be one of: allow, deny");
+  });
+
+  it("answers usage errors with exit 2", async () => {
+    expect((await exitOf(run(node, [operatorBin, "render"]))).code).toBe(2);
+    expect((await exitOf(run(node, [operatorBin, "nonsense"]))).code).toBe(2);
+  });
+});

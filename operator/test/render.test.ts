@@ -1,0 +1,190 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { readResources } from "../src/cli/read-resources.ts";
+import { formatResourceProblem } from "../src/render/problems.ts";
+import { renderAll } from "../src/render/render-all.ts";
+import type { Resource } from "../src/render/resources.ts";
+import { expectGolden } from "./golden.ts";
+import { examplesDir } from "./paths.ts";
+
+const gateway = (spec: Record<string, unknown> = {}, namespace = "gw"): Resource => ({
+  apiVersion: "mcp.svc.dev/v1alpha1",
+  kind: "McpGateway",
+  metadata: { name: "main", namespace, uid: "uid-gateway", generation: 1 },
+  spec,
+});
+const server = (
+  name: string,
+  spec: Record<string, unknown>,
+  namespace = "gw",
+  labels?: Record<string, string>,
+): Resource => ({
+  apiVersion: "mcp.svc.dev/v1alpha1",
+  kind: "McpServer",
+  metadata: { name, namespace, uid: `uid-${name}`, ...(labels ? { labels } : {}) },
+  spec,
+});
+const idp = (name: string, spec: Record<string, unknown>, namespace = "gw"): Resource => ({
+  apiVersion: "mcp.svc.dev/v1alpha1",
+  kind: "IdentityProvider",
+  metadata: { name, namespace },
+  spec,
+});
+const problemsOf = (resources: Resource[]) => renderAll(resources).problems.map(formatResourceProblem);
+
+describe("render", () => {
+  it("renders the examples (golden files)", () => {
+    const result = renderAll(readResources(examplesDir));
+    expect(result.problems).toEqual([]);
+    const objects = expectGolden(
+      "examples.objects.yaml",
+      result.objects.map((object) => stringify(object, { lineWidth: 0 })).join("---\n"),
+    );
+    expect(objects.actual).toBe(objects.expected);
+    const config = expectGolden("examples.gateway.yaml", result.gateways[0]?.yaml ?? "");
+    expect(config.actual).toBe(config.expected);
+    const secrets = renderAll(readResources(join(examplesDir, "with-secrets")));
+    expect(secrets.problems).toEqual([]);
+    const withSecrets = expectGolden(
+      "with-secrets.objects.yaml",
+      secrets.objects.map((object) => stringify(object, { lineWidth: 0 })).join("---\n"),
+    );
+    expect(withSecrets.actual).toBe(withSecrets.expected);
+  });
+
+  it("keeps secret values out of the ConfigMap: ${VAR} in the YAML, secretKeyRef env on the gateway container", () => {
+    const result = renderAll([
+      gateway({ containerName: "gw", deploymentName: "edge" }),
+      server("a", {
+        url: "http://a.example/mcp",
+        preregisteredClientId: "id",
+        preregisteredClientSecret: { secretKeyRef: { name: "s", key: "k" } },
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const render = result.gateways[0];
+    const variable = render?.env[0]?.name ?? "";
+    expect(variable).toMatch(/^SVC_SECRET_MCP_SERVER_A_PREREGISTERED_CLIENT_SECRET_[0-9A-F]{6}$/);
+    expect(render?.yaml).toContain(`preregistered_client_secret: \${${variable}}`);
+    expect(render?.gatewayEnvPatch).toMatchObject({
+      kind: "Deployment",
+      metadata: { name: "edge", namespace: "gw" },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: "gw", env: [{ name: variable, valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] },
+            ],
+          },
+        },
+      },
+    });
+    expect(render?.configMap.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: "mcp.svc.dev/v1alpha1",
+        kind: "McpGateway",
+        name: "main",
+        uid: "uid-gateway",
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+  });
+
+  it("selects by namespace and labels", () => {
+    const resources = [
+      gateway({ serverSelector: { namespaces: ["gw", "team-a"], matchLabels: { tier: "prod" } } }),
+      server("same-ns", { url: "http://a.example/mcp" }, "gw", { tier: "prod" }),
+      server("other-ns", { url: "http://b.example/mcp" }, "team-a", { tier: "prod" }),
+      server("wrong-label", { url: "http://c.example/mcp" }, "gw", { tier: "dev" }),
+      server("not-listed-ns", { url: "http://d.example/mcp" }, "team-b", { tier: "prod" }),
+    ];
+    expect(renderAll(resources).gateways[0]?.servers.map((ref) => ref.name)).toEqual(["same-ns", "other-ns"]);
+  });
+
+  it("maps the gateway validator's problems back to the resource and its camelCase field", () => {
+    expect(problemsOf([gateway(), server("a", { url: "http://a.example/mcp", idp: "nowhere" })])).toEqual([
+      expect.stringMatching(/^McpServer gw\/a: spec\.idp: .*nowhere/),
+    ]);
+    expect(
+      problemsOf([
+        gateway(),
+        server("a", { url: "http://a.example/mcp", serverType: "inhouse", visibility: "public" }),
+        server("b", { url: "http://b.example/mcp" }),
+      ]),
+    ).toEqual([
+      expect.stringMatching(/^McpServer gw\/a: spec\.visibility: an inhouse server is always internal/),
+    ]);
+    expect(
+      problemsOf([
+        gateway(),
+        idp("corp", {
+          type: "directory_idp",
+          issuer: "https://i.example",
+          jwksUri: "https://i.example/jwks",
+        }),
+      ]),
+    ).toEqual(["IdentityProvider gw/corp: spec.tenantId: is required for type directory_idp"]);
+    expect(problemsOf([gateway({ security: { rateLimiting: { requestsPerMinute: 9000 } } })])).toEqual([
+      "McpGateway gw/main: spec.security.rateLimiting.requestsPerMinute: must be a whole number from 1 to 5000 when rate limiting is enabled",
+    ]);
+  });
+
+  it("reports duplicate server names on the resources that clash", () => {
+    const problems = problemsOf([
+      gateway(),
+      server("a", { url: "http://a.example/mcp", name: "x" }),
+      server("b", { url: "http://b.example/mcp", name: "x" }),
+    ]);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.join("\n")).toMatch(/McpServer gw\/b: spec\.name: .*x/);
+  });
+
+  it("refuses ${VAR} in resource values, cross-namespace secrets, and url together with deployment", () => {
+    expect(
+      problemsOf([gateway(), server("a", { url: "http://a.example/mcp", description: "${REDIS_URL}" })]),
+    ).toEqual([
+      "McpServer gw/a: spec.description: must not contain ${...}: take secrets from a Secret with secretKeyRef",
+    ]);
+    expect(
+      problemsOf([
+        gateway({ serverSelector: { namespaces: ["*"] } }),
+        server(
+          "a",
+          {
+            url: "http://a.example/mcp",
+            preregisteredClientId: "i",
+            preregisteredClientSecret: { secretKeyRef: { name: "s", key: "k" } },
+          },
+          "team",
+        ),
+      ]),
+    ).toEqual([
+      "McpServer team/a: spec.preregisteredClientSecret.secretKeyRef: the Secret must be in the gateway's namespace gw: a pod can only read Secrets of its own namespace",
+    ]);
+    expect(
+      problemsOf([gateway(), server("a", { url: "http://a.example/mcp", deployment: { image: "x" } })]),
+    ).toEqual(["McpServer gw/a: spec: set exactly one of url or deployment"]);
+  });
+
+  it("renders a Deployment and a Service for a server with a deployment block, owned by it", () => {
+    const result = renderAll([
+      gateway(),
+      server("w", { deployment: { image: "img:1", port: 9000, path: "/x/mcp" } }),
+    ]);
+    expect(result.gateways[0]?.serverUrls.get("w")).toBe("http://w.gw.svc:9000/x/mcp");
+    const kinds = result.objects
+      .filter((object) => object.metadata.name === "w")
+      .map((object) => object.kind);
+    expect(kinds).toEqual(["Deployment", "Service"]);
+    for (const object of result.objects.filter((o) => o.metadata.name === "w")) {
+      expect(object.metadata.ownerReferences?.[0]).toMatchObject({
+        kind: "McpServer",
+        name: "w",
+        uid: "uid-w",
+        controller: true,
+      });
+    }
+  });
+});
