@@ -45,7 +45,10 @@ async function discoverServer(
     );
   }
   if (!metadata) {
-    throw new AuthConfigError(where, `${url.href} publishes no RFC 8414 or OpenID Connect metadata`);
+    throw new AuthConfigError(
+      where,
+      `no RFC 8414 or OpenID Connect metadata could be read from ${url.href} (unreachable, or not an authorization server)`,
+    );
   }
   if (!metadata.jwks_uri) {
     throw new AuthConfigError(where, `the metadata of ${url.href} has no jwks_uri`);
