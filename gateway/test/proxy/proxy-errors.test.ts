@@ -145,7 +145,7 @@ describe("request limits and browser origins", () => {
     const response = await request(`${gateway.url}/up/mcp`, {
       method: "POST",
       headers: MCP_HEADERS,
-      body: chunks(),
+      body: Readable.from(chunks()),
     });
     expect(response.statusCode).toBe(413);
     await response.body.text();
