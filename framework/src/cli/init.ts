@@ -35,7 +35,7 @@ async function substitute(dir: string, name: string): Promise<void> {
     if (!entry.isFile()) continue;
     const file = join(entry.parentPath, entry.name);
     const text = await readFile(file, "utf8");
-    if (text.includes("{{name}}")) await writeFile(file, text.replaceAll("{{name}}", name));
+    if (text.includes("__PROJECT_NAME__")) await writeFile(file, text.replaceAll("__PROJECT_NAME__", name));
   }
 }
 

@@ -40,10 +40,10 @@ export interface ToolComponent {
   readonly definition: ZodToolDefinition<z.ZodRawShape> | JsonSchemaToolDefinition;
 }
 
+export function defineTool(definition: JsonSchemaToolDefinition): ToolComponent;
 export function defineTool<Shape extends z.ZodRawShape = Record<never, never>>(
   definition: ZodToolDefinition<Shape>,
 ): ToolComponent;
-export function defineTool(definition: JsonSchemaToolDefinition): ToolComponent;
 export function defineTool(
   definition: ZodToolDefinition<z.ZodRawShape> | JsonSchemaToolDefinition,
 ): ToolComponent {

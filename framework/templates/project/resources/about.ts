@@ -1,9 +1,9 @@
 import { defineResource } from "svc";
 
 export default defineResource({
-  uri: "info://{{name}}/about",
+  uri: "info://__PROJECT_NAME__/about",
   description: "What this server is and how it was built.",
   mimeType: "text/markdown",
   read: () =>
-    "# {{name}}\n\nAn MCP server built with svc. Add tools in tools/, resources in resources/, prompts in prompts/.",
+    "# __PROJECT_NAME__\n\nAn MCP server built with svc. Add tools in tools/, resources in resources/, prompts in prompts/.",
 });

@@ -1,0 +1,8 @@
+import { defineResource } from "svc";
+
+export default defineResource({
+  uri: "test://static-text",
+  description: "A static text resource",
+  mimeType: "text/plain",
+  read: () => "This is the content of the static text resource.",
+});

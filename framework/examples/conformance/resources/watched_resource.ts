@@ -1,0 +1,8 @@
+import { defineResource } from "svc";
+
+export default defineResource({
+  uri: "test://watched-resource",
+  description: "A resource clients may subscribe to",
+  mimeType: "text/plain",
+  read: () => "Watched resource content",
+});

@@ -1,0 +1,8 @@
+import { defineTool } from "svc";
+
+export default defineTool({
+  description: "Always fails (a thrown error becomes an isError result)",
+  handler: () => {
+    throw new Error("This tool intentionally returns an error for testing");
+  },
+});
