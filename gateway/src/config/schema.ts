@@ -144,7 +144,7 @@ export const UPSTREAM_AUTH_TYPES = ["oauth", "none", "api_key"] as const;
 
 export const serverSchema = z
   .strictObject({
-    name: nameField("Unique server name; the path segment in /{name}/mcp").regex(/^[^/\s]+$/, {
+    name: nameField("Unique server name; the path segment in /{name}/mcp").regex(/^[^/\s]*$/, {
       error: "must not contain '/' or white space: it is the path segment in /{name}/mcp",
     }),
     url: httpUrl("Upstream MCP endpoint URL"),

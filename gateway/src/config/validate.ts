@@ -24,6 +24,8 @@ export function validateConfigText(text: string, options: ValidateTextOptions = 
     return { ok: false, problems: [{ path: "", message: "the configuration is empty" }] };
   const parsed = parseYaml(text, options.env ?? process.env, options.keepUnsetVariables ?? false);
   if (parsed.source === undefined) return { ok: false, problems: parsed.problems };
+  if (parsed.source.value === null)
+    return { ok: false, problems: [{ path: "", message: "the configuration is empty" }] };
   return validateConfigValue(parsed.source.value, parsed.source, parsed.problems, parsed.failedPaths);
 }
 
@@ -78,11 +80,14 @@ export function validateConfigValue(
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input;
-  if (issue.code === "invalid_type" && input === undefined) return "is required";
-  if ((issue.code === "invalid_type" || issue.code === "invalid_value") && input !== undefined) {
-    return `${issue.message} (got ${showValue(input)})`;
-  }
-  return issue.message;
+  const outOfRange = (issue.code === "too_small" || issue.code === "too_big") && typeof input === "number";
+  if (outOfRange) return `${issue.message} (got ${input})`;
+  const aboutTheValue =
+    issue.code === "invalid_type" || issue.code === "invalid_value" || issue.code === "invalid_format";
+  if (!aboutTheValue) return issue.message;
+  // zod reports a missing key as a wrong type or value whose input is undefined.
+  if (input === undefined) return "is required";
+  return `${issue.message} (got ${showValue(input)})`;
 }
 
 function showValue(value: unknown): string {

@@ -1,0 +1,149 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+
+// The real bin, as a platform engineer runs it: exit codes and output are the contract.
+const BIN = new URL("../../bin/svc-gateway.js", import.meta.url).pathname;
+const FULL_EXAMPLE = new URL("../../examples/full.yaml", import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function svcGateway(
+  args: string[],
+  options: { input?: string; cwd?: string; env?: Record<string, string> } = {},
+): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      // A clean environment: no SVC_CONFIG_FILE or control-plane variables from the developer's shell.
+      { cwd: options.cwd ?? dir, env: { PATH: process.env.PATH ?? "", ...options.env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(options.input ?? "");
+  });
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "svc-cli-"));
+  await writeFile(path.join(dir, "bad.yaml"), 'version: "2.0"\nservers:\n  - name: a\n    url: nope\n');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("svc-gateway validate", () => {
+  test("the full example is valid: exit 0 with a summary", async () => {
+    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        `valid: ${FULL_EXAMPLE}`,
+        "mode: distributed",
+        "servers: 3 (2 enabled): github, billing, legacy-search (disabled)",
+        "identity providers: 3: corporate-sso (hosted_idp), entra (directory_idp), partner-project (project_idp)",
+        "exporters enabled: audit-self-hosted (search_index), collector (otel), sentinel (siem)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("the summary never prints a secret", async () => {
+    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE, "--json"], {
+      env: { SIEM_CLIENT_SECRET: "s3cr3t-value" },
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("s3cr3t-value");
+    expect(run.stdout).not.toContain("dev-only");
+  });
+
+  test("an invalid file: exit 1, one line per problem on stderr", async () => {
+    const run = await svcGateway(["validate", "-c", "bad.yaml"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      [
+        "invalid configuration: bad.yaml",
+        'version (line 1:10): must be "1.0" (got "2.0")',
+        'servers[0].url (line 4:10): must be an http:// or https:// URL (got "nope")',
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("--json reports problems as data", async () => {
+    const run = await svcGateway(["validate", "--config", "bad.yaml", "--json"]);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      valid: false,
+      source: "bad.yaml",
+      problems: [
+        { path: "version", message: 'must be "1.0" (got "2.0")', line: 1, column: 10 },
+        {
+          path: "servers[0].url",
+          message: 'must be an http:// or https:// URL (got "nope")',
+          line: 4,
+          column: 10,
+        },
+      ],
+    });
+  });
+
+  test("--json summary of a valid file", async () => {
+    const run = await svcGateway(["validate", "--config", "-", "--json"], { input: 'version: "1.0"\n' });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      valid: true,
+      source: "-",
+      mode: "standalone",
+      servers: [],
+      identity_providers: [],
+      exporters_enabled: { search_index: [], otel: [], siem: [] },
+      warnings: [],
+    });
+  });
+
+  test("finds ./svc-gateway.yaml without --config", async () => {
+    const cwd = await mkdtemp(path.join(tmpdir(), "svc-cli-cwd-"));
+    await writeFile(path.join(cwd, "svc-gateway.yaml"), 'version: "1.0"\n');
+    const run = await svcGateway(["validate"], { cwd });
+    await rm(cwd, { recursive: true });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`valid: ${path.join(cwd, "svc-gateway.yaml")}`);
+  });
+
+  test("no file anywhere: exit 1 and the places searched", async () => {
+    const run = await svcGateway(["validate"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      "no configuration file found; searched, in order: /etc/svc-gateway/config.yaml",
+    );
+  });
+
+  test.each([
+    [["validate", "--bogus"]],
+    [["validate", "extra"]],
+    [["validate", "--config"]],
+    [["frobnicate"]],
+  ])("usage error %j: exit 2 with the usage", async (args) => {
+    const run = await svcGateway(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/Usage: svc-gateway/);
+  });
+
+  test("--help for the tool and for the command", async () => {
+    const top = await svcGateway(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/Usage: svc-gateway <command>/);
+    expect(top.stdout).toMatch(/validate\s+check a configuration file/);
+    const sub = await svcGateway(["validate", "--help"]);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toMatch(/Exit status: 0 valid, 1 invalid/);
+  });
+});
