@@ -51,7 +51,10 @@ export type JWTAuthConfigFields = z.output<typeof jwtAuthConfigSchema>;
 export const staticTokenConfigSchema = z.strictObject({
   tokens: z
     .record(
-      z.string().min(1, "a token must not be empty"),
+      // A token must be sendable as `Authorization: Bearer <token>` (RFC 6750 b64token syntax).
+      z
+        .string()
+        .regex(/^[A-Za-z0-9\-._~+/]+=*$/, "a token may only use letters, digits and -._~+/ (RFC 6750)"),
       z.strictObject({ client_id: z.string().min(1), scopes: scopeList.default([]) }),
     )
     .refine((tokens) => Object.keys(tokens).length > 0, "at least one token is required"),
