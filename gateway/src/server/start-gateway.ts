@@ -161,6 +161,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
 
   let closing: Promise<void> | undefined;
+  // close() during a drain cuts the drain's waits short.
+  let forceNow: () => void = () => {};
+  const forced = new Promise<false>((resolve) => {
+    forceNow = () => resolve(false);
+  });
   const shutdown = async (force: boolean): Promise<void> => {
     watcher?.close();
     stopping = true;
@@ -180,7 +185,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       draining = true;
       logger.info("draining", { delay_ms: settings.drainDelayMs, timeout_ms: settings.drainTimeoutMs });
       // Keep serving while endpoints (Services, load balancers) notice readiness is 503.
-      await sleep(Math.min(settings.drainDelayMs, settings.drainTimeoutMs));
+      await Promise.race([sleep(Math.min(settings.drainDelayMs, settings.drainTimeoutMs)), forced]);
       stopping = true;
       server.close();
       server.closeIdleConnections();
@@ -191,7 +196,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         onIdle = () => resolve(true);
       });
       const remaining = Math.max(0, settings.drainTimeoutMs - (Date.now() - started));
-      const finished = await Promise.race([idle, sleep(remaining).then(() => false)]);
+      const finished = await Promise.race([idle, sleep(remaining).then(() => false), forced]);
       if (!finished)
         logger.warn("drain timeout reached; closing remaining connections", { in_flight: inFlight });
       await shutdown(!finished);
@@ -205,6 +210,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     reload: () => reloader.reload(true),
     drain,
     close: () => {
+      forceNow();
       closing ??= (async () => {
         draining = true;
         await shutdown(true);
