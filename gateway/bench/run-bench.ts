@@ -1,0 +1,198 @@
+// `npm run bench`: the gateway's pass-through cost on loopback. One stateless SDK upstream, measured
+//   direct   → upstream
+//   gateway  → svc-gateway start (its own process) → upstream
+//   nginx    → nginx, 1 worker (when installed)   → upstream
+// for a JSON tools/call and an SSE tools/call, in two phases:
+//   throughput: CONCURRENCY keep-alive connections, closed loop  → req/s (and p50/p99 under load)
+//   latency:    1 connection, one request at a time               → p50/p99 without queueing
+// Ratios are computed against baselines measured in the same run, never against fixed numbers. The paths are
+// measured in alternation, ROUNDS times, and each figure is the median over the rounds: on a shared 2-core
+// machine the background load drifts, and alternating keeps the drift from favouring one path.
+// Options (environment): BENCH_SECONDS (per measurement, default 1.5), BENCH_ROUNDS (default 3),
+// BENCH_CONCURRENCY (default 16), BENCH_JSON=path (also write the results as JSON).
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { type LoadResult, measure, type Target } from "./load.ts";
+import { describeMachine } from "./machine.ts";
+import { type RunningNginx, startNginx } from "./nginx.ts";
+import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
+
+type Path = "direct" | "gateway" | "nginx";
+type Kind = "json" | "sse";
+type Phase = "throughput" | "latency";
+
+interface Row {
+  phase: Phase;
+  kind: Kind;
+  path: Path;
+  result: LoadResult;
+}
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+
+const body = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "echo", arguments: { text: "hello from the bench" } },
+});
+const headers = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-06-18",
+};
+
+/** One request per target before measuring: a wrong answer must stop the bench, not produce a fast number. */
+async function verify(path: Path, kind: Kind, target: Target): Promise<void> {
+  const response = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
+  const text = await response.text();
+  const contentType = response.headers.get("content-type") ?? "";
+  const expectedType = kind === "json" ? "application/json" : "text/event-stream";
+  if (
+    response.status !== 200 ||
+    !contentType.includes(expectedType) ||
+    !text.includes("hello from the bench")
+  ) {
+    throw new Error(
+      `${path} ${kind}: unexpected answer ${response.status} ${contentType}: ${text.slice(0, 300)}`,
+    );
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  console.log(`svc-gateway bench — ${machine}`);
+  console.log(
+    `${rounds} rounds × ${seconds}s per scenario (median shown), throughput at ${concurrency} connections, latency at 1; load generator, upstream, gateway and nginx share these cores`,
+  );
+  const dir = await mkdtemp(join(tmpdir(), "svc-bench-"));
+  let upstream: RunningUpstream | undefined;
+  let gateway: SpawnedGateway | undefined;
+  let nginx: RunningNginx | undefined;
+  try {
+    upstream = await spawnUpstream();
+    const config = await writeGatewayConfig(dir, {
+      "bench-json": `${upstream.url}/json/mcp`,
+      "bench-sse": `${upstream.url}/sse/mcp`,
+    });
+    gateway = await spawnGateway(config);
+    nginx = await startNginx(join(dir, "nginx"), upstream.url);
+    if (!nginx) console.log("nginx not installed: skipping the nginx baseline (apt-get install -y nginx)");
+    else console.log(`baseline: ${nginx.version}, worker_processes 1`);
+
+    const bases: Record<Path, string | undefined> = {
+      direct: upstream.url,
+      gateway: gateway.url,
+      nginx: nginx?.url,
+    };
+    const targetFor = (path: Path, kind: Kind): Target | undefined => {
+      const base = bases[path];
+      if (!base) return undefined;
+      const route = path === "direct" ? `/${kind}/mcp` : `/bench-${kind}/mcp`;
+      return { url: `${base}${route}`, body, headers };
+    };
+
+    const rows: Row[] = [];
+    for (const kind of ["json", "sse"] as const) {
+      for (const path of ["direct", "gateway", "nginx"] as const) {
+        const target = targetFor(path, kind);
+        if (target) await verify(path, kind, target);
+      }
+    }
+    const samples = new Map<string, LoadResult[]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const phase of ["throughput", "latency"] as const) {
+        for (const kind of ["json", "sse"] as const) {
+          for (const path of ["direct", "gateway", "nginx"] as const) {
+            const target = targetFor(path, kind);
+            if (!target) continue;
+            const result = await measure(target, {
+              concurrency: phase === "throughput" ? concurrency : 1,
+              durationMs: seconds * 1000,
+              warmupMs: 300,
+            });
+            const key = `${phase}/${kind}/${path}`;
+            samples.set(key, [...(samples.get(key) ?? []), result]);
+          }
+        }
+      }
+      process.stdout.write(`round ${round + 1}/${rounds} done\n`);
+    }
+    for (const phase of ["throughput", "latency"] as const) {
+      for (const kind of ["json", "sse"] as const) {
+        for (const path of ["direct", "gateway", "nginx"] as const) {
+          const runs = samples.get(`${phase}/${kind}/${path}`);
+          if (!runs) continue;
+          const result: LoadResult = {
+            requests: runs.reduce((sum, run) => sum + run.requests, 0),
+            errors: runs.reduce((sum, run) => sum + run.errors, 0),
+            rps: median(runs.map((run) => run.rps)),
+            p50Ms: median(runs.map((run) => run.p50Ms)),
+            p99Ms: median(runs.map((run) => run.p99Ms)),
+          };
+          rows.push({ phase, kind, path, result });
+          console.log(
+            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(7)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  errors ${result.errors}`,
+          );
+        }
+      }
+    }
+
+    const find = (phase: Phase, kind: Kind, path: Path) =>
+      rows.find((row) => row.phase === phase && row.kind === kind && row.path === path)?.result;
+    console.log(
+      "\nratios (targets: gateway ≥ 0.6 × nginx req/s; gateway p50 ≤ direct p50 + 1 ms at 1 connection)",
+    );
+    const summary: Record<string, unknown> = {};
+    for (const kind of ["json", "sse"] as const) {
+      const gw = find("throughput", kind, "gateway");
+      const ng = find("throughput", kind, "nginx");
+      const direct = find("throughput", kind, "direct");
+      const gwLatency = find("latency", kind, "gateway");
+      const directLatency = find("latency", kind, "direct");
+      const ngLatency = find("latency", kind, "nginx");
+      const vsNginx = gw && ng ? gw.rps / ng.rps : Number.NaN;
+      const vsDirect = gw && direct ? gw.rps / direct.rps : Number.NaN;
+      const overhead = gwLatency && directLatency ? gwLatency.p50Ms - directLatency.p50Ms : Number.NaN;
+      const nginxOverhead = ngLatency && directLatency ? ngLatency.p50Ms - directLatency.p50Ms : Number.NaN;
+      summary[kind] = {
+        gatewayVsNginxRps: vsNginx,
+        gatewayVsDirectRps: vsDirect,
+        gatewayP50OverheadMs: overhead,
+      };
+      console.log(
+        `${kind.padEnd(4)} gateway/nginx req/s ${fmt(vsNginx)}${Number.isFinite(vsNginx) ? (vsNginx >= 0.6 ? " (meets 0.6)" : " (BELOW 0.6)") : " (no nginx)"}` +
+          `  gateway/direct req/s ${fmt(vsDirect)}` +
+          `  gateway p50 overhead ${fmt(overhead)} ms${overhead <= 1 ? " (meets 1 ms)" : " (ABOVE 1 ms)"}` +
+          `  nginx p50 overhead ${fmt(nginxOverhead)} ms`,
+      );
+    }
+    if (process.env.BENCH_JSON) {
+      await writeFile(
+        process.env.BENCH_JSON,
+        JSON.stringify({ machine, seconds, rounds, concurrency, rows, summary }, null, 2),
+      );
+    }
+  } finally {
+    await nginx?.stop();
+    await gateway?.stop();
+    await upstream?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,34 @@
+// Runs upstream-server.ts as its own process, so it does not share an event loop with the load generator.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+
+export interface RunningUpstream {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function spawnUpstream(): Promise<RunningUpstream> {
+  const script = new URL("./upstream-server.ts", import.meta.url).pathname;
+  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, "exit");
+    child.kill("SIGTERM");
+    await exited;
+  };
+  const lines = createInterface({ input: child.stdout });
+  try {
+    for await (const line of lines) {
+      const parsed = JSON.parse(line) as { msg?: string; url?: string };
+      if (parsed.msg === "listening" && parsed.url) {
+        child.stdout.resume();
+        return { url: parsed.url, stop };
+      }
+    }
+    throw new Error("bench upstream exited before listening");
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,70 @@
+// The bench's upstream: a stateless MCP server built with the SDK, one `echo` tool, answering
+//   /json/mcp  with a JSON response (enableJsonResponse)
+//   /sse/mcp   with an SSE stream carrying the result
+// Stateless (no session), so every request is one self-contained tools/call, the same work on every path.
+// Run as its own process: prints {"msg":"listening","url":"http://127.0.0.1:<port>"}.
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
+
+const echoInput = { text: z.string() };
+
+function buildServer(): McpServer {
+  const mcp = new McpServer({ name: "svc-bench-upstream", version: "1.0.0" });
+  mcp.registerTool(
+    "echo",
+    { description: "Returns its text argument", inputSchema: echoInput },
+    async ({ text }) => ({ content: [{ type: "text", text }] }),
+  );
+  return mcp;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = req.url ?? "";
+  const json = path === "/json/mcp";
+  if (!json && path !== "/sse/mcp") {
+    res.writeHead(404).end();
+    return;
+  }
+  if (req.method !== "POST") {
+    res.writeHead(405, { allow: "POST" }).end();
+    return;
+  }
+  // The SDK's stateless pattern: a fresh server and transport per request.
+  const mcp = buildServer();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: json,
+  });
+  res.on("close", () => {
+    transport.close();
+    mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(req, res, await readBody(req));
+}
+
+const server = createServer((req, res) => {
+  handle(req, res).catch((error: unknown) => {
+    if (!res.headersSent) res.writeHead(500).end(String(error));
+    else res.destroy();
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(Number(process.argv[2] ?? 0), "127.0.0.1");
+await once(server, "listening");
+const { port } = server.address() as AddressInfo;
+console.log(JSON.stringify({ msg: "listening", url: `http://127.0.0.1:${port}` }));
+process.once("SIGTERM", () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
