@@ -190,7 +190,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       server.close();
       server.closeIdleConnections();
       // GET notification streams never end by themselves; the client resumes elsewhere with Last-Event-ID.
-      streams.closeAll("get");
+      const closedStreams = streams.closeAll("get");
+      logger.info("stopped accepting connections", {
+        in_flight: inFlight,
+        closed_get_streams: closedStreams,
+      });
       const idle = new Promise<boolean>((resolve) => {
         if (inFlight === 0) resolve(true);
         onIdle = () => resolve(true);
