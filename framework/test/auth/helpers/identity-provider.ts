@@ -17,7 +17,7 @@ export interface IdentityProvider {
 }
 
 export const IDP_CLIENT = { id: "svc-test-client", secret: "svc-test-client-secret-0123456789abcdef" };
-export const IDP_SCOPES = "tools:read tools:write admin";
+export const IDP_SCOPES = "tools:read tools:write admin tickets:read tickets:write";
 /** The secret oidc-provider uses for HS256 tokens (which resource servers must refuse). */
 export const HS256_SECRET = "a-shared-secret-that-must-never-be-accepted-00";
 

@@ -1,0 +1,8 @@
+import { defineTool } from "svc";
+import { caller } from "../lib/caller.ts";
+
+export default defineTool({
+  description: "Tells who you are to this server: your user id, client id and granted scopes.",
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handler: (_args, context) => caller(context) as unknown as Record<string, unknown>,
+});
