@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { build, type Message } from "esbuild";
 import { discoverProject } from "../project/discover.ts";
 import { legacyHealthFields, loadSettings } from "../project/settings.ts";
@@ -17,8 +17,9 @@ export class BuildError extends Error {
 function formatMessages(projectDir: string, messages: Message[]): string {
   return messages
     .map((m) => {
+      // esbuild reports paths relative to absWorkingDir (the project): keep them project-relative.
       const where = m.location
-        ? `${m.location.file.replace(`${projectDir}/`, "")}:${m.location.line}:${m.location.column}: `
+        ? `${relative(projectDir, resolve(projectDir, m.location.file))}:${m.location.line}:${m.location.column}: `
         : "";
       return `${where}${m.text}`;
     })
@@ -70,6 +71,7 @@ export async function buildProject(projectDirInput: string, mode: BuildMode): Pr
         sourcefile: "svc-entry.mjs",
         loader: "js",
       },
+      absWorkingDir: projectDir,
       bundle: true,
       platform: "node",
       format: "esm",
