@@ -29,6 +29,8 @@ export function watchConfigFile(options: {
   pollMs: number;
   logger: Logger;
   onChange: () => void;
+  /** false: polling only (tests of the fallback). */
+  watchDirectory?: boolean;
 }): ConfigWatcher {
   const path = resolve(options.path);
   let timer: NodeJS.Timeout | undefined;
@@ -41,17 +43,19 @@ export function watchConfigFile(options: {
   };
 
   let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dirname(path), { persistent: false }, schedule);
-    watcher.on("error", (error) => {
-      options.logger.warn("config directory watch failed; polling only", { error: error.message });
-      watcher?.close();
-    });
-  } catch (error) {
-    options.logger.warn("cannot watch the config directory; polling only", {
-      directory: dirname(path),
-      error: (error as Error).message,
-    });
+  if (options.watchDirectory !== false) {
+    try {
+      watcher = watch(dirname(path), { persistent: false }, schedule);
+      watcher.on("error", (error) => {
+        options.logger.warn("config directory watch failed; polling only", { error: error.message });
+        watcher?.close();
+      });
+    } catch (error) {
+      options.logger.warn("cannot watch the config directory; polling only", {
+        directory: dirname(path),
+        error: (error as Error).message,
+      });
+    }
   }
 
   let poller: NodeJS.Timeout | undefined;
