@@ -92,7 +92,7 @@ describe("rule 5: an exception → 503 { status: fail, error }", () => {
     expect(await slow.json()).toMatchObject({ status: "fail", error: "check() did not finish within 50 ms" });
     const odd = await appWith({ health: () => "ok" }).request("/health");
     expect(odd.status).toBe(503);
-    expect((await odd.json()).error).toContain("returned a string");
+    expect(((await odd.json()) as { error: string }).error).toContain("returned a string");
   });
 });
 
@@ -100,13 +100,15 @@ describe("rule 6: conventional fields", () => {
   it("the default /ready carries status, timestamp and ready_since", async () => {
     const response = await appWith({}).request("/ready");
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = (await response.json()) as { timestamp: string };
     expect(body).toMatchObject({ status: "pass", ready_since: "2026-01-01T00:00:00.000Z" });
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
   });
 
   it("a failure carries an ISO 8601 UTC timestamp", async () => {
-    const body = await (await appWith({ health: () => false }).request("/health")).json();
+    const body = (await (await appWith({ health: () => false }).request("/health")).json()) as {
+      timestamp: string;
+    };
     expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 });
