@@ -1,7 +1,7 @@
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect, test } from "vitest";
+import { afterAll, test } from "vitest";
 import { createLogger } from "../../src/log/logger.ts";
 import { watchConfigFile } from "../../src/server/config-watcher.ts";
 
