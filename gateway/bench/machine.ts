@@ -1,6 +1,6 @@
 // What the numbers were measured on, printed with every run.
 import { readFileSync } from "node:fs";
-import { availableParallelism, totalmem } from "node:os";
+import { availableParallelism, loadavg, totalmem } from "node:os";
 
 export function describeMachine(): string {
   let cpu = "unknown CPU";
@@ -10,5 +10,9 @@ export function describeMachine(): string {
     // not Linux
   }
   const memGiB = (totalmem() / 1024 ** 3).toFixed(1);
-  return `${availableParallelism()} cores (nproc), ${cpu}, ${memGiB} GiB RAM, Node ${process.versions.node}, ${process.platform}/${process.arch}`;
+  // The load average says how much else was running: on a shared machine it explains noisy figures.
+  const load = loadavg()
+    .map((value) => value.toFixed(2))
+    .join(" ");
+  return `${availableParallelism()} cores (nproc), ${cpu}, ${memGiB} GiB RAM, Node ${process.versions.node}, ${process.platform}/${process.arch}, load average ${load}`;
 }
