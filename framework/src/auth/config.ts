@@ -148,13 +148,13 @@ export class JWTAuthConfig {
   readonly fields: JWTAuthConfigFields;
   constructor(input: JWTAuthConfigInput) {
     this.fields = parseConfig("JWTAuthConfig", jwtAuthConfigSchema, input);
-    const sources = (["jwks_uri", "jwks_uri_env_var", "public_key", "public_key_env_var"] as const).filter(
-      (key) => this.fields[key] !== undefined,
-    );
-    if (sources.length > 1) {
+    // A JWKS or a PEM key, not both; within one kind the env var overrides the literal (the *_env_var rule).
+    const jwks = this.fields.jwks_uri ?? this.fields.jwks_uri_env_var;
+    const pem = this.fields.public_key ?? this.fields.public_key_env_var;
+    if (jwks !== undefined && pem !== undefined) {
       throw new AuthConfigError(
-        `JWTAuthConfig.${sources[1]}`,
-        `give one key source, not both ${sources.join(" and ")}`,
+        "JWTAuthConfig.public_key_env_var",
+        "give one key source: a JWKS (jwks_uri / jwks_uri_env_var) or a PEM key (public_key / public_key_env_var), not both",
       );
     }
   }

@@ -25,6 +25,11 @@ export function resolveSetting(
   throw new AuthConfigError(setting.field, `is required (set ${setting.field} or ${setting.field}_env_var)`);
 }
 
+/** Where a resolved setting came from, for error messages: the variable when it is set, else the field. */
+export function settingSource(env: Env, field: string, envVar: string | undefined): string {
+  return envVar && env[envVar]?.trim() ? envVar : field;
+}
+
 /** Splits a comma-separated list, dropping blanks. */
 export function commaList(value: string): string[] {
   return value

@@ -1,5 +1,5 @@
 import type { JWTAuthConfig } from "./config.ts";
-import { commaList, type Env, requireHttpUrl, resolveSetting } from "./env.ts";
+import { commaList, type Env, requireHttpUrl, resolveSetting, settingSource } from "./env.ts";
 import { AuthConfigError } from "./errors.ts";
 import { createJwtVerifier, type KeySource } from "./jwt-verifier.ts";
 import type { TokenMechanism } from "./mechanism.ts";
@@ -16,7 +16,7 @@ function keySource(config: JWTAuthConfig, env: Env): KeySource {
       envVar: f.public_key_env_var,
       required: true,
     }) as string;
-    return { kind: "pem", pem, where: f.public_key_env_var ?? `${owner}.public_key` };
+    return { kind: "pem", pem, where: settingSource(env, `${owner}.public_key`, f.public_key_env_var) };
   }
   if (f.jwks_uri === undefined && f.jwks_uri_env_var === undefined) {
     throw new AuthConfigError(
@@ -24,7 +24,7 @@ function keySource(config: JWTAuthConfig, env: Env): KeySource {
       "a key source is required: jwks_uri, jwks_uri_env_var (e.g. JWKS_URI) or public_key_env_var (e.g. JWT_PUBLIC_KEY)",
     );
   }
-  const where = f.jwks_uri_env_var ?? `${owner}.jwks_uri`;
+  const where = settingSource(env, `${owner}.jwks_uri`, f.jwks_uri_env_var);
   const uri = resolveSetting(env, {
     field: `${owner}.jwks_uri`,
     value: f.jwks_uri,
@@ -56,7 +56,10 @@ export async function createJwtMechanism(
   }) as string;
   const audiences = commaList(audienceText);
   if (audiences.length === 0) {
-    throw new AuthConfigError(f.audience_env_var ?? `${owner}.audience`, "holds no audience");
+    throw new AuthConfigError(
+      settingSource(env, `${owner}.audience`, f.audience_env_var),
+      "holds no audience",
+    );
   }
   const verifier = await createJwtVerifier({
     keys,

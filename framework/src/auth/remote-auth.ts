@@ -2,7 +2,7 @@ import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/sdk/c
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { decodeJwt } from "jose";
 import type { RemoteAuthConfig } from "./config.ts";
-import { commaList, type Env, requireHttpUrl, resolveSetting } from "./env.ts";
+import { commaList, type Env, requireHttpUrl, resolveSetting, settingSource } from "./env.ts";
 import { AuthConfigError } from "./errors.ts";
 import { createJwtVerifier } from "./jwt-verifier.ts";
 import type { TokenMechanism } from "./mechanism.ts";
@@ -13,7 +13,7 @@ const owner = "RemoteAuthConfig";
 /** The trusted authorization servers, from the environment variable or the config. */
 function authorizationServerUrls(config: RemoteAuthConfig, env: Env): { urls: URL[]; where: string } {
   const f = config.fields;
-  const where = f.authorization_servers_env_var ?? `${owner}.authorization_servers`;
+  const where = settingSource(env, `${owner}.authorization_servers`, f.authorization_servers_env_var);
   const text = resolveSetting(env, {
     field: `${owner}.authorization_servers`,
     value: f.authorization_servers?.join(","),
@@ -83,7 +83,10 @@ export async function createRemoteMechanism(
     required: false,
   });
   const resource = resourceText
-    ? requireHttpUrl(f.resource_server_url_env_var ?? `${owner}.resource_server_url`, resourceText)
+    ? requireHttpUrl(
+        settingSource(env, `${owner}.resource_server_url`, f.resource_server_url_env_var),
+        resourceText,
+      )
     : defaultResource;
   const audienceText = resolveSetting(env, {
     field: `${owner}.token_verifier_config.audience`,

@@ -2,6 +2,7 @@ import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Context, Hono, MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
 import type { ApiKeyConfig } from "./config.ts";
 import { type AuthRequestContext, runWithAuthContext } from "./context.ts";
 import type { TokenMechanism } from "./mechanism.ts";
@@ -84,12 +85,12 @@ export function installProtectedResourceMetadata(app: Hono, options: ResourceSer
     ...(mechanism.resourceDocumentation ? { resource_documentation: mechanism.resourceDocumentation } : {}),
   };
   const path = protectedResourceMetadataUrl(resource, options.publicUrl).pathname;
-  const serve = (c: Context) => {
-    c.header("Access-Control-Allow-Origin", "*");
-    return c.json(metadata);
-  };
-  app.get(path, serve);
-  if (path !== WELL_KNOWN) app.get(WELL_KNOWN, serve);
+  const serve = (c: Context) => c.json(metadata);
+  // Public metadata that browser-based clients read cross-origin.
+  for (const route of path === WELL_KNOWN ? [path] : [path, WELL_KNOWN]) {
+    app.use(route, cors({ origin: "*", allowHeaders: ["mcp-protocol-version"] }));
+    app.get(route, serve);
+  }
 }
 
 /** The /mcp guard for a token mechanism. */

@@ -127,6 +127,29 @@ describe("metadata", () => {
     expect(jwks.keys[0]?.d).toBeUndefined();
   });
 
+  it("answers CORS preflights of browser-based clients, but not for /authorize", async () => {
+    const { url } = await start();
+    const preflight = (path: string) =>
+      fetch(`${url}${path}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "https://app.example.test",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type",
+        },
+      });
+    for (const path of ["/register", "/token", "/revoke", "/.well-known/oauth-authorization-server"]) {
+      const response = await preflight(path);
+      expect(response.status, path).toBe(204);
+      expect(response.headers.get("access-control-allow-origin"), path).toBe("*");
+    }
+    expect((await preflight("/authorize")).headers.get("access-control-allow-origin")).toBeNull();
+    const metadata = await fetch(`${url}/.well-known/oauth-protected-resource/mcp`, {
+      headers: { origin: "https://app.example.test" },
+    });
+    expect(metadata.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
   it("takes the public URL from base_url_env_var", async () => {
     const { url } = await start(
       { base_url_env_var: "OAUTH_BASE_URL" },

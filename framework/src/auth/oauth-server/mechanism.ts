@@ -1,6 +1,7 @@
 import { access, constants, mkdir } from "node:fs/promises";
+import { cors } from "hono/cors";
 import type { ApprovalHook, OAuthServerConfig } from "../config.ts";
-import { type Env, requireHttpUrl, resolveSetting } from "../env.ts";
+import { type Env, requireHttpUrl, resolveSetting, settingSource } from "../env.ts";
 import { AuthConfigError } from "../errors.ts";
 import type { TokenMechanism } from "../mechanism.ts";
 import { createOwnTokenVerifier } from "./access-token.ts";
@@ -10,7 +11,7 @@ import { GrantStore } from "./grant-store.ts";
 import { installMetadata } from "./metadata.ts";
 import { installRegistration } from "./register.ts";
 import { installRevocation } from "./revoke.ts";
-import type { OAuthServerContext } from "./server-context.ts";
+import { OAUTH_PATHS, type OAuthServerContext } from "./server-context.ts";
 import { loadSigningKey } from "./signing-key.ts";
 import { installToken } from "./token.ts";
 
@@ -50,7 +51,7 @@ export async function createOAuthServerMechanism(
     required: false,
   });
   const baseUrl = baseText
-    ? requireHttpUrl(f.base_url_env_var ?? `${owner}.base_url`, baseText)
+    ? requireHttpUrl(settingSource(env, `${owner}.base_url`, f.base_url_env_var), baseText)
     : options.publicUrl;
   const issuerUrl = new URL(f.issuer_url ?? baseUrl.href);
   const issuer = issuerUrl.href.replace(/\/$/, "");
@@ -111,6 +112,21 @@ export async function createOAuthServerMechanism(
     ...(f.service_documentation_url ? { resourceDocumentation: f.service_documentation_url } : {}),
     warnings,
     install(app) {
+      // Browser-based MCP clients call these cross-origin (never /authorize, which is a navigation).
+      const crossOrigin = cors({
+        origin: "*",
+        allowHeaders: ["authorization", "content-type", "mcp-protocol-version"],
+      });
+      const issuerPath = new URL(issuer).pathname.replace(/\/$/, "");
+      for (const path of [
+        `/.well-known/oauth-authorization-server${issuerPath}`,
+        OAUTH_PATHS.jwks,
+        OAUTH_PATHS.registration,
+        OAUTH_PATHS.token,
+        OAUTH_PATHS.revocation,
+      ]) {
+        app.use(path, crossOrigin);
+      }
       installMetadata(app, context);
       installRegistration(app, context);
       installAuthorization(app, context);

@@ -27,11 +27,9 @@ export function installMetadata(app: Hono, context: OAuthServerContext): void {
   const issuerPath = new URL(context.issuer).pathname.replace(/\/$/, "");
   const jwks = { keys: [context.key.publicJwk] };
   app.get(`/.well-known/oauth-authorization-server${issuerPath}`, (c) => {
-    c.header("Access-Control-Allow-Origin", "*");
     return c.json(metadata);
   });
   app.get(OAUTH_PATHS.jwks, (c) => {
-    c.header("Access-Control-Allow-Origin", "*");
     return c.json(jwks);
   });
 }

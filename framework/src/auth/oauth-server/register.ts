@@ -31,7 +31,6 @@ function checkRedirectUri(value: string): string | undefined {
 /** RFC 7591 dynamic client registration. */
 export function installRegistration(app: Hono, context: OAuthServerContext): void {
   app.post(OAUTH_PATHS.registration, bodyLimit({ maxSize: 16 * 1024 }), async (c) => {
-    c.header("Access-Control-Allow-Origin", "*");
     let body: unknown;
     try {
       body = await c.req.json();

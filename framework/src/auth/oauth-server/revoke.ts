@@ -15,7 +15,6 @@ import { OAUTH_PATHS, type OAuthServerContext, oauthErrorResponse, readForm } fr
  */
 export function installRevocation(app: Hono, context: OAuthServerContext): void {
   app.post(OAUTH_PATHS.revocation, bodyLimit({ maxSize: 16 * 1024 }), async (c) => {
-    c.header("Access-Control-Allow-Origin", "*");
     try {
       const form = await readForm(c);
       if (!form?.token) throw new InvalidRequestError("token is required");

@@ -99,7 +99,6 @@ async function refresh(
 /** The token endpoint: authorization_code (with PKCE) and refresh_token (rotating) grants. */
 export function installToken(app: Hono, context: OAuthServerContext): void {
   app.post(OAUTH_PATHS.token, bodyLimit({ maxSize: 16 * 1024 }), async (c) => {
-    c.header("Access-Control-Allow-Origin", "*");
     try {
       const form = await readForm(c);
       if (!form) throw new InvalidRequestError("expected a form-encoded body with single-valued fields");
