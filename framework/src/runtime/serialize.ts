@@ -1,7 +1,24 @@
 /** Largest attribute value detailed tracing records, in characters (README "Telemetry"). */
 export const DETAIL_LIMIT = 4096;
 
-const SECRET_KEY = /pass(word)?|secret|token|api[-_]?key|authorization|cookie|credential/i;
+/** Keys whose values are redacted: compared without case, "-" and "_", by suffix (`x_api_key`, `refreshToken`). */
+const SECRET_SUFFIXES = [
+  "password",
+  "passwd",
+  "secret",
+  "token",
+  "apikey",
+  "authorization",
+  "cookie",
+  "credential",
+  "credentials",
+  "privatekey",
+];
+
+function isSecretKey(key: string): boolean {
+  const normalized = key.toLowerCase().replace(/[-_]/g, "");
+  return SECRET_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
+}
 
 /**
  * JSON for a span attribute that can never throw: cycles, BigInt, functions and bytes are replaced, values
@@ -13,7 +30,7 @@ export function serializeForTrace(value: unknown, limit = DETAIL_LIMIT): string 
     const seen = new WeakSet<object>();
     text =
       JSON.stringify(value, (key, current: unknown) => {
-        if (key !== "" && SECRET_KEY.test(key) && current !== null && typeof current !== "object")
+        if (key !== "" && isSecretKey(key) && current !== null && typeof current !== "object")
           return "[REDACTED]";
         if (typeof current === "bigint") return current.toString();
         if (typeof current === "function") return "[Function]";
