@@ -51,3 +51,25 @@ export function requireHttpUrl(where: string, value: string): URL {
   }
   return url;
 }
+
+/** Development is opted into explicitly (NODE_ENV=development or test); unset counts as production. */
+export function isDevelopment(env: Env): boolean {
+  return env.NODE_ENV === "development" || env.NODE_ENV === "test";
+}
+
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * A URL that key material or metadata is fetched from: https, because over plain http anyone on the path
+ * could substitute their own keys. http is accepted only for loopback hosts, or in development.
+ */
+export function requireSecureUrl(where: string, value: string, env: Env): URL {
+  const url = requireHttpUrl(where, value);
+  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname) && !isDevelopment(env)) {
+    throw new AuthConfigError(
+      where,
+      `"${value}" must use https (http is accepted only for loopback hosts or with NODE_ENV=development)`,
+    );
+  }
+  return url;
+}

@@ -1,5 +1,5 @@
 import type { JWTAuthConfig } from "./config.ts";
-import { commaList, type Env, requireHttpUrl, resolveSetting, settingSource } from "./env.ts";
+import { commaList, type Env, requireSecureUrl, resolveSetting, settingSource } from "./env.ts";
 import { AuthConfigError } from "./errors.ts";
 import { createJwtVerifier, type KeySource } from "./jwt-verifier.ts";
 import type { TokenMechanism } from "./mechanism.ts";
@@ -31,7 +31,7 @@ function keySource(config: JWTAuthConfig, env: Env): KeySource {
     envVar: f.jwks_uri_env_var,
     required: true,
   }) as string;
-  return { kind: "jwks", url: requireHttpUrl(where, uri), where };
+  return { kind: "jwks", url: requireSecureUrl(where, uri, env), where };
 }
 
 /** The JWT mechanism: bearer JWTs checked against a JWKS or PEM key, issuer, audience(s), required scopes. */

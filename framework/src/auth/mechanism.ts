@@ -6,6 +6,8 @@ export interface TokenMechanism {
   verifier: TokenVerifier;
   /** The protected resource's identifier when the config names one; otherwise `${publicUrl}/mcp`. */
   resource?: URL;
+  /** The resource identifier exactly as configured (a pathless URL keeps no trailing slash, RFC 8707). */
+  resourceIdentifier?: string;
   requiredScopes: string[];
   /** Issuers advertised in the RFC 9728 metadata (empty for static tokens). */
   authorizationServers: string[];

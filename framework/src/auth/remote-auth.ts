@@ -2,7 +2,14 @@ import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/sdk/c
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { decodeJwt } from "jose";
 import type { RemoteAuthConfig } from "./config.ts";
-import { commaList, type Env, requireHttpUrl, resolveSetting, settingSource } from "./env.ts";
+import {
+  commaList,
+  type Env,
+  requireHttpUrl,
+  requireSecureUrl,
+  resolveSetting,
+  settingSource,
+} from "./env.ts";
 import { AuthConfigError } from "./errors.ts";
 import { createJwtVerifier } from "./jwt-verifier.ts";
 import type { TokenMechanism } from "./mechanism.ts";
@@ -20,7 +27,7 @@ function authorizationServerUrls(config: RemoteAuthConfig, env: Env): { urls: UR
     envVar: f.authorization_servers_env_var,
     required: true,
   }) as string;
-  const urls = commaList(text).map((value) => requireHttpUrl(where, value));
+  const urls = commaList(text).map((value) => requireSecureUrl(where, value, env));
   if (urls.length === 0) throw new AuthConfigError(where, "lists no authorization server");
   return { urls, where };
 }
@@ -32,6 +39,7 @@ async function discoverServer(
   audiences: string[],
   config: RemoteAuthConfig,
   resource: URL,
+  env: Env,
 ) {
   let metadata: Awaited<ReturnType<typeof discoverAuthorizationServerMetadata>>;
   try {
@@ -55,7 +63,7 @@ async function discoverServer(
   }
   const algorithms = config.fields.token_verifier_config.fields.algorithms;
   const verifier = await createJwtVerifier({
-    keys: { kind: "jwks", url: requireHttpUrl(where, String(metadata.jwks_uri)), where },
+    keys: { kind: "jwks", url: requireSecureUrl(where, String(metadata.jwks_uri), env), where },
     issuer: String(metadata.issuer),
     audiences,
     resource,
@@ -98,10 +106,11 @@ export async function createRemoteMechanism(
     required: false,
   });
   // Without an explicit audience the token must be issued for this resource (RFC 8707 / MCP authorization).
-  const audiences = audienceText ? commaList(audienceText) : [resource.href];
+  const resourceIdentifier = resourceText ?? resource.href;
+  const audiences = audienceText ? commaList(audienceText) : [resourceIdentifier];
 
   const servers = await Promise.all(
-    urls.map((url) => discoverServer(url, where, audiences, config, resource)),
+    urls.map((url) => discoverServer(url, where, audiences, config, resource, env)),
   );
   const byIssuer = new Map(servers.map((server) => [server.issuer, server.verifier]));
 
@@ -121,6 +130,7 @@ export async function createRemoteMechanism(
   return {
     verifier,
     resource,
+    resourceIdentifier,
     requiredScopes: verifierFields.required_scopes,
     authorizationServers: servers.map((server) => server.issuer),
     ...(verifierFields.required_scopes.length > 0 ? { scopesSupported: verifierFields.required_scopes } : {}),

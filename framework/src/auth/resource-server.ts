@@ -68,6 +68,8 @@ function challenge(
 export interface ResourceServerOptions {
   mechanism: TokenMechanism;
   resource: URL;
+  /** Advertised as `resource`, verbatim. */
+  resourceIdentifier: string;
   publicUrl: URL;
   apiKey?: ApiKeyConfig;
 }
@@ -76,7 +78,7 @@ export interface ResourceServerOptions {
 export function installProtectedResourceMetadata(app: Hono, options: ResourceServerOptions): void {
   const { mechanism, resource } = options;
   const metadata: OAuthProtectedResourceMetadata = {
-    resource: resource.href,
+    resource: options.resourceIdentifier,
     bearer_methods_supported: ["header"],
     ...(mechanism.authorizationServers.length > 0
       ? { authorization_servers: mechanism.authorizationServers }

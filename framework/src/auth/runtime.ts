@@ -77,6 +77,7 @@ export async function createAuthLayer(options: AuthLayerOptions): Promise<AuthLa
   const resourceOptions = {
     mechanism,
     resource: mechanism.resource ?? defaultResource,
+    resourceIdentifier: mechanism.resourceIdentifier ?? (mechanism.resource ?? defaultResource).href,
     publicUrl,
     ...(apiKey ? { apiKey } : {}),
   };

@@ -234,6 +234,15 @@ describe("broken JWT configuration stops the start", () => {
     ).rejects.toThrow(/JWT_PUBLIC_KEY: must hold a PEM public key/);
   });
 
+  it("refuses a JWKS over plain http off loopback, outside development", async () => {
+    configureAuth(new JWTAuthConfig({ jwks_uri_env_var: "JWKS_URI", ...base }));
+    await expect(
+      startProtectedServer({
+        env: { JWKS_URI: "http://idp.example.test/jwks", JWT_ISSUER: "x", JWT_AUDIENCE: "a" },
+      }),
+    ).rejects.toThrow(/^JWKS_URI: "http:\/\/idp.example.test\/jwks" must use https/);
+  });
+
   it("refuses a JWKS endpoint that serves something else", async () => {
     configureAuth(new JWTAuthConfig({ jwks_uri: `${idp.issuer}/.well-known/openid-configuration`, ...base }));
     await expect(startProtectedServer({ env: { JWT_ISSUER: "x", JWT_AUDIENCE: "a" } })).rejects.toThrow(

@@ -245,6 +245,13 @@ describe("authorization endpoint", () => {
       code_challenge_method: "S256",
     };
     expect((await authorizeRaw(url, { ...params, scope: "root" })).query?.get("error")).toBe("invalid_scope");
+    const { body: narrow } = await register(url, { scope: "tools:read" });
+    const beyond = await authorizeRaw(url, {
+      ...params,
+      client_id: narrow.client_id as string,
+      scope: "tools:write",
+    });
+    expect(beyond.query?.get("error")).toBe("invalid_scope");
     expect(
       (await authorizeRaw(url, { ...params, resource: "https://other.example/mcp" })).query?.get("error"),
     ).toBe("invalid_target");

@@ -92,6 +92,23 @@ describe("remote authorization servers", () => {
   });
 });
 
+describe("a pathless resource identifier", () => {
+  it("is advertised and required as the audience verbatim, without a trailing slash", async () => {
+    const resource = "https://c.example.test";
+    const server = await startProtectedServer({
+      env: { AUTH_SERVERS: trusted1.issuer, RESOURCE_URL: resource },
+    });
+    try {
+      const metadata = await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json();
+      expect(metadata).toMatchObject({ resource });
+      const token = await trusted1.token({ resource });
+      expect((await callWhoami(server.mcpUrl, { authorization: `Bearer ${token}` })).token).toBe(token);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("broken remote configuration stops the start", () => {
   it.each([
     ["AUTH_SERVERS unset", {}, /^AUTH_SERVERS: environment variable is not set/],
@@ -112,6 +129,12 @@ describe("broken remote configuration stops the start", () => {
     ],
   ])("%s", async (_name, env, message) => {
     await expect(startProtectedServer({ env })).rejects.toThrow(message);
+  });
+
+  it("an authorization server over plain http off loopback", async () => {
+    await expect(startProtectedServer({ env: { AUTH_SERVERS: "http://auth.example.test" } })).rejects.toThrow(
+      /^AUTH_SERVERS: "http:\/\/auth.example.test" must use https/,
+    );
   });
 
   it("a server without authorization-server metadata", async () => {

@@ -43,7 +43,11 @@ export function installAuthorization(app: Hono, context: OAuthServerContext): vo
     }
     const requested = params.scope?.split(" ").filter(Boolean) ??
       client.scope?.split(" ") ?? [...context.config.default_scopes];
-    const unknown = requested.filter((scope) => !context.config.valid_scopes.includes(scope));
+    // Within valid_scopes, and within what the client registered when it registered a scope (RFC 7591).
+    const allowed = client.scope?.split(" ") ?? context.config.valid_scopes;
+    const unknown = requested.filter(
+      (scope) => !context.config.valid_scopes.includes(scope) || !allowed.includes(scope),
+    );
     if (unknown.length > 0) return fail("invalid_scope", `unknown scope(s): ${unknown.join(" ")}`);
     if (params.resource !== undefined) {
       let allowed = false;

@@ -22,11 +22,15 @@ function presented(c: Context, form: Record<string, string>) {
     if (colon < 0) throw new InvalidClientError("malformed Basic credentials");
     // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
     const decode = (part: string) => decodeURIComponent(part.replaceAll("+", " "));
-    return {
-      method: "client_secret_basic" as const,
-      clientId: decode(decoded.slice(0, colon)),
-      secret: decode(decoded.slice(colon + 1)),
-    };
+    try {
+      return {
+        method: "client_secret_basic" as const,
+        clientId: decode(decoded.slice(0, colon)),
+        secret: decode(decoded.slice(colon + 1)),
+      };
+    } catch {
+      throw new InvalidClientError("malformed Basic credentials");
+    }
   }
   if (form.client_secret !== undefined) {
     return {

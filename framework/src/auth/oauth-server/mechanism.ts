@@ -1,7 +1,14 @@
 import { access, constants, mkdir } from "node:fs/promises";
 import { cors } from "hono/cors";
 import type { ApprovalHook, OAuthServerConfig } from "../config.ts";
-import { type Env, requireHttpUrl, resolveSetting, settingSource } from "../env.ts";
+import {
+  type Env,
+  isDevelopment,
+  LOOPBACK_HOSTS,
+  requireHttpUrl,
+  resolveSetting,
+  settingSource,
+} from "../env.ts";
 import { AuthConfigError } from "../errors.ts";
 import type { TokenMechanism } from "../mechanism.ts";
 import { createOwnTokenVerifier } from "./access-token.ts";
@@ -16,14 +23,8 @@ import { loadSigningKey } from "./signing-key.ts";
 import { installToken } from "./token.ts";
 
 const owner = "OAuthServerConfig";
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /** Subject of tokens approved by the development default approval step. */
 export const DEV_SUBJECT = "dev-user";
-
-/** Development is opted into explicitly; anything else (including unset) is treated as production. */
-export function isDevelopment(env: Env): boolean {
-  return env.NODE_ENV === "development" || env.NODE_ENV === "test";
-}
 
 async function checkWritable(dataDir: string): Promise<void> {
   try {
@@ -62,7 +63,7 @@ export async function createOAuthServerMechanism(
       `must be on the same origin as base_url (${baseUrl.origin})`,
     );
   }
-  if (!development && issuerUrl.protocol !== "https:" && !LOOPBACK.has(issuerUrl.hostname)) {
+  if (!development && issuerUrl.protocol !== "https:" && !LOOPBACK_HOSTS.has(issuerUrl.hostname)) {
     throw new AuthConfigError(`${owner}.issuer_url`, "must use https outside development (OAuth 2.1)");
   }
 

@@ -5,11 +5,11 @@ import {
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { LOOPBACK_HOSTS } from "../env.ts";
 import { MAX_CLIENTS, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from "./client-store.ts";
 import { OAUTH_PATHS, type OAuthServerContext, oauthErrorResponse } from "./server-context.ts";
 
 const SUPPORTED_GRANTS = ["authorization_code", "refresh_token"];
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:"]);
 
 /** Redirect URIs: https, http only on loopback (RFC 8252 native apps), or a private-use scheme; no fragment. */
