@@ -22,6 +22,8 @@ export const GATEWAY_ERROR_CODES = {
   upstream_auth_required: { status: 502, rpcCode: -32001 },
   upstream_api_key_missing: { status: 502, rpcCode: -32001 },
   upstream_timeout: { status: 504, rpcCode: -32003 },
+  // The client gave up before the answer (nginx's 499); nobody reads this answer, it is for logs and metrics.
+  client_closed_request: { status: 499, rpcCode: -32000 },
   // The gateway itself.
   draining: { status: 503, rpcCode: -32000 },
   internal: { status: 500, rpcCode: -32603 },

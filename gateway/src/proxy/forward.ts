@@ -117,6 +117,15 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
       bodyTimeout: 0,
     });
   } catch (error) {
+    if (request.signal?.aborted === true) {
+      throw new GatewayError(
+        "client_closed_request",
+        "Client closed the request before the upstream answered",
+        {
+          server: route.name,
+        },
+      );
+    }
     throw upstreamFailure(route, error, deps.metrics);
   }
 

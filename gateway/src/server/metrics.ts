@@ -63,9 +63,31 @@ export class GatewayMetrics {
     ['result="failure"', 0],
   ]);
 
+  /** Label strings by server → method → status, built once: recording stays a few Map lookups. */
+  readonly #requestKeys = new Map<string, Map<string, Map<number, string>>>();
+
+  #requestKey(server: string, method: string, status: number): string {
+    let byMethod = this.#requestKeys.get(server);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.#requestKeys.set(server, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let key = byStatus.get(status);
+    if (key === undefined) {
+      key = labels({ server, method, status: String(status) });
+      byStatus.set(status, key);
+    }
+    return key;
+  }
+
   /** One finished request (for a stream: when its headers went out). `server` must be a configured name or "". */
   recordRequest(server: string, method: string, status: number, seconds: number): void {
-    const key = labels({ server, method, status: String(status) });
+    const key = this.#requestKey(server, method, status);
     this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
     let series = this.#latency.get(key);
     if (series === undefined) {

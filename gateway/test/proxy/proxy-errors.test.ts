@@ -50,6 +50,7 @@ async function failure(promise: Promise<unknown>): Promise<{ code: unknown; mess
 }
 
 let upstream: Upstream;
+let jsonUpstream: Upstream;
 let unauthorised: Upstream;
 let crashing: { url: string; child: ChildProcess };
 let gateway: TestGateway;
@@ -59,7 +60,7 @@ beforeAll(async () => {
   unauthorised = await startUpstream({ forceStatus: 401 });
   crashing = await spawnUpstream();
   const down = `http://127.0.0.1:${await closedPort()}/mcp`;
-  const jsonUpstream = await startUpstream({ jsonResponse: true });
+  jsonUpstream = await startUpstream({ jsonResponse: true });
   afterAll(() => jsonUpstream.close());
   gateway = await startTestGateway(
     [
@@ -205,6 +206,31 @@ describe("upstream failures", () => {
     expect(code).toBe(504);
     expect(message).toContain("Upstream server 'json' did not answer in time");
     await client.close();
+  });
+
+  test("a client that gives up is logged as 499, not counted as an upstream error", async () => {
+    const controller = new AbortController();
+    const seen = jsonUpstream.requests.length;
+    const aborted = request(`${gateway.url}/json/mcp`, {
+      method: "POST",
+      headers: MCP_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "tools/call",
+        params: { name: "slow", arguments: { ms: 250 } },
+      }),
+      signal: controller.signal,
+    }).catch(() => "aborted");
+    // Abort only once the upstream holds the request, so it is the upstream wait that is abandoned.
+    await expect.poll(() => jsonUpstream.requests.length).toBe(seen + 1);
+    controller.abort();
+    expect(await aborted).toBe("aborted");
+    const metrics = () => request(`${gateway.url}/metrics`).then((response) => response.body.text());
+    await expect
+      .poll(metrics)
+      .toContain('svc_gateway_requests_total{server="json",method="tools/call",status="499"} 1');
+    expect(await metrics()).not.toContain('server="json",kind="unreachable"');
   });
 
   test("a stream that outlives the request timeout is not cut", async () => {
