@@ -1,12 +1,13 @@
 // `svc-operator <command>`: a small command table; each command lives in its own file.
 import * as render from "./render.ts";
+import * as runCommand from "./run.ts";
 
 interface Command {
   summary: string;
   run(argv: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = { render };
+const commands: Record<string, Command> = { run: runCommand, render };
 
 const usage = `svc-operator — turn McpServer, IdentityProvider and McpGateway resources into gateway config
 

@@ -1,0 +1,42 @@
+import type { Condition, ResourceStatus } from "../api/operator-schemas.ts";
+
+// Status with conditions Accepted / Programmed / Ready, each with a reason and a message (the Gateway API
+// convention). lastTransitionTime only moves when a condition's status changes.
+
+export type ConditionInput = Pick<Condition, "type" | "reason" | "message"> & { status: boolean | "Unknown" };
+
+export function buildStatus(
+  previous: ResourceStatus | undefined,
+  generation: number | undefined,
+  conditions: ConditionInput[],
+  extra: Omit<ResourceStatus, "conditions" | "observedGeneration"> = {},
+  now: Date = new Date(),
+): ResourceStatus {
+  const built: Condition[] = conditions.map((input) => {
+    const status = input.status === "Unknown" ? "Unknown" : input.status ? "True" : "False";
+    const before = previous?.conditions?.find((condition) => condition.type === input.type);
+    return {
+      type: input.type,
+      status,
+      reason: input.reason,
+      message: input.message,
+      lastTransitionTime: before && before.status === status ? before.lastTransitionTime : now.toISOString(),
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    };
+  });
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: built,
+    ...extra,
+  };
+}
+
+/** Equal apart from timestamps: no write needed (and no watch event to wake ourselves up again). */
+export function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
+  const strip = (status: ResourceStatus | undefined) =>
+    JSON.stringify({
+      ...status,
+      conditions: (status?.conditions ?? []).map(({ lastTransitionTime: _t, ...rest }) => rest),
+    });
+  return strip(a) === strip(b);
+}

@@ -1,0 +1,289 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parse } from "yaml";
+import { jsonLogger, silentLogger } from "../src/controller/log.ts";
+import { type RunningOperator, startOperator } from "../src/controller/operator.ts";
+import type { FakeKubeApi } from "../src/testing/fake-kube-api.ts";
+import type { JsonObject } from "../src/testing/merge.ts";
+import { fakeClusterWithCrds } from "./support/fake-cluster.ts";
+
+// The operator (real @kubernetes/client-node over HTTP) against the fake API server.
+
+const NS = "gw";
+const group = "mcp.svc.dev/v1alpha1";
+let api: FakeKubeApi;
+let operator: RunningOperator;
+
+type Status = {
+  observedGeneration?: number;
+  url?: string;
+  conditions?: { type: string; status: string; reason: string; message: string }[];
+};
+const statusOf = (kind: string, name: string) => (api.get(kind, NS, name)?.status ?? {}) as Status;
+const condition = (kind: string, name: string, type: string) =>
+  statusOf(kind, name).conditions?.find((c) => c.type === type);
+const configYaml = () =>
+  parse(
+    String(
+      (api.get("ConfigMap", NS, "main-config")?.data as JsonObject | undefined)?.["config.yaml"] ?? "null",
+    ),
+  );
+const gatewayEnv = () => {
+  const spec = api.get("Deployment", NS, "main")?.spec as {
+    template: { spec: { containers: { env?: { name: string; valueFrom?: unknown }[] }[] } };
+  };
+  return spec.template.spec.containers[0]?.env ?? [];
+};
+const waitFor = <T>(check: () => T) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
+
+const server = (name: string, spec: JsonObject): JsonObject => ({
+  apiVersion: group,
+  kind: "McpServer",
+  metadata: { name, namespace: NS },
+  spec,
+});
+
+beforeAll(async () => {
+  api = fakeClusterWithCrds();
+  await api.start();
+  // The gateway Deployment, as the Helm chart creates it.
+  api.put({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "main", namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: "gateway" } },
+      template: {
+        metadata: { labels: { app: "gateway" } },
+        spec: {
+          containers: [
+            { name: "gateway", image: "svc-gateway:dev", env: [{ name: "LOG_LEVEL", value: "info" }] },
+          ],
+        },
+      },
+    },
+  });
+  operator = await startOperator({
+    server: api.url,
+    leaseNamespace: NS,
+    leaseName: "svc-operator",
+    leaderElection: false,
+    leaseDurationMs: 1000,
+    renewDeadlineMs: 800,
+    retryPeriodMs: 200,
+    host: "127.0.0.1",
+    port: 0,
+    backoff: { baseDelayMs: 50, maxDelayMs: 1000 },
+    log: process.env.DEBUG_OPERATOR ? jsonLogger() : silentLogger,
+  });
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await api?.close();
+});
+
+describe("controller", () => {
+  it("renders created resources into the ConfigMap, server workloads and status", async () => {
+    api.put({
+      apiVersion: group,
+      kind: "McpGateway",
+      metadata: { name: "main", namespace: NS },
+      spec: { security: { rateLimiting: { requestsPerMinute: 100 } } },
+    });
+    api.put({
+      apiVersion: group,
+      kind: "IdentityProvider",
+      metadata: { name: "corp", namespace: NS },
+      spec: {
+        type: "hosted_idp",
+        issuer: "https://idp.example/",
+        jwksUri: "https://idp.example/jwks",
+        clientId: "c",
+        clientSecret: { secretKeyRef: { name: "idp", key: "secret" } },
+      },
+    });
+    api.put(
+      server("remote", {
+        url: "http://remote.example/mcp",
+        idp: "corp",
+        rbacEnabled: true,
+        allowedGroups: ["eng"],
+      }),
+    );
+    api.put(server("local", { deployment: { image: "weather:1", port: 9000 } }));
+
+    await waitFor(() =>
+      expect(configYaml()?.servers?.map((s: { name: string }) => s.name)).toEqual(["local", "remote"]),
+    );
+    const config = configYaml();
+    expect(config.servers[0].url).toBe("http://local.gw.svc:9000/mcp");
+    expect(config.security.rate_limiting.requests_per_minute).toBe(100);
+    expect(config.identity_providers[0].client_secret).toMatch(
+      /^\$\{SVC_SECRET_IDENTITY_PROVIDER_CORP_CLIENT_SECRET_[0-9A-F]{6}\}$/,
+    );
+
+    // Owned objects carry owner references; the server runs as a Deployment + Service.
+    const gatewayMetadata = api.get("McpGateway", NS, "main")?.metadata as JsonObject | undefined;
+    const configMapMetadata = api.get("ConfigMap", NS, "main-config")?.metadata as JsonObject | undefined;
+    expect(configMapMetadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: "McpGateway",
+        name: "main",
+        uid: gatewayMetadata?.uid,
+        controller: true,
+      }),
+    ]);
+    await waitFor(() => expect(api.get("Service", NS, "local")).toBeDefined());
+    expect(api.get("Deployment", NS, "local")?.spec).toMatchObject({
+      replicas: 1,
+      template: { spec: { containers: [{ image: "weather:1" }] } },
+    });
+
+    // Secret env on the gateway container, next to what Helm set.
+    await waitFor(() => {
+      const env = gatewayEnv();
+      expect(env.map((e) => e.name)).toEqual([
+        "LOG_LEVEL",
+        expect.stringMatching(/^SVC_SECRET_IDENTITY_PROVIDER_CORP_CLIENT_SECRET_/),
+      ]);
+      expect(env[1]?.valueFrom).toEqual({ secretKeyRef: { name: "idp", key: "secret" } });
+    });
+
+    await waitFor(() => {
+      expect(condition("McpServer", "remote", "Accepted")).toMatchObject({
+        status: "True",
+        reason: "Accepted",
+      });
+      expect(condition("McpServer", "remote", "Programmed")).toMatchObject({ status: "True" });
+      expect(condition("McpServer", "remote", "Ready")).toMatchObject({ status: "True" });
+      expect(condition("IdentityProvider", "corp", "Ready")).toMatchObject({ status: "True" });
+      expect(condition("McpGateway", "main", "Programmed")).toMatchObject({ status: "True" });
+    });
+    expect(statusOf("McpServer", "remote")).toMatchObject({
+      observedGeneration: 1,
+      url: "http://remote.example/mcp",
+    });
+    // Ready follows the workloads: the framework server and the gateway have no available replica yet.
+    expect(condition("McpServer", "local", "Ready")).toMatchObject({
+      status: "False",
+      reason: "DeploymentUnavailable",
+    });
+    expect(condition("McpGateway", "main", "Ready")).toMatchObject({
+      status: "False",
+      reason: "Unavailable",
+    });
+    api.setStatus("Deployment", NS, "local", { availableReplicas: 1 });
+    api.setStatus("Deployment", NS, "main", { availableReplicas: 1 });
+    await waitFor(() => {
+      expect(condition("McpServer", "local", "Ready")).toMatchObject({ status: "True" });
+      expect(condition("McpGateway", "main", "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    });
+
+    // The wire: server-side apply with our field manager, status as a merge patch on the subresource.
+    const patches = api.requests.filter((r) => r.method === "PATCH");
+    expect(patches).toEqual(
+      expect.arrayContaining([
+        {
+          method: "PATCH",
+          path: "/api/v1/namespaces/gw/configmaps/main-config",
+          contentType: "application/apply-patch+yaml",
+        },
+        {
+          method: "PATCH",
+          path: "/apis/mcp.svc.dev/v1alpha1/namespaces/gw/mcpservers/remote/status",
+          contentType: "application/merge-patch+json",
+        },
+      ]),
+    );
+  });
+
+  it("applies an update without a restart and bumps observedGeneration", async () => {
+    api.put(
+      server("remote", {
+        url: "http://remote.example/mcp",
+        idp: "corp",
+        rbacEnabled: true,
+        rbacMode: "deny",
+        deniedGroups: ["eng"],
+      }),
+    );
+    await waitFor(() =>
+      expect(configYaml().servers[1]).toMatchObject({ rbac_mode: "deny", denied_groups: ["eng"] }),
+    );
+    await waitFor(() => expect(statusOf("McpServer", "remote").observedGeneration).toBe(2));
+  });
+
+  it("keeps the last valid ConfigMap and reports Accepted=False with the validator's message", async () => {
+    const before = api.get("ConfigMap", NS, "main-config")?.data;
+    api.put(server("broken", { url: "http://broken.example/mcp", idp: "nowhere" }));
+    await waitFor(() =>
+      expect(condition("McpServer", "broken", "Accepted")).toMatchObject({
+        status: "False",
+        reason: "Invalid",
+      }),
+    );
+    expect(condition("McpServer", "broken", "Accepted")?.message).toMatch(
+      /^McpServer gw\/broken: spec\.idp: .*nowhere/,
+    );
+    await waitFor(() =>
+      expect(condition("McpGateway", "main", "Accepted")).toMatchObject({
+        status: "False",
+        reason: "Invalid",
+      }),
+    );
+    expect(condition("McpGateway", "main", "Programmed")).toMatchObject({
+      status: "False",
+      message: "the last valid configuration stays in ConfigMap main-config",
+    });
+    // Innocent resources keep being served from the last valid configuration.
+    await waitFor(() =>
+      expect(condition("McpServer", "remote", "Programmed")).toMatchObject({
+        status: "False",
+        reason: "GatewayInvalid",
+      }),
+    );
+    expect(condition("McpServer", "remote", "Ready")).toMatchObject({ status: "True" });
+    expect(api.get("ConfigMap", NS, "main-config")?.data).toEqual(before);
+
+    // Fixing it programs everything again.
+    api.remove("McpServer", NS, "broken");
+    await waitFor(() =>
+      expect(condition("McpGateway", "main", "Accepted")).toMatchObject({ status: "True" }),
+    );
+    await waitFor(() =>
+      expect(condition("McpServer", "remote", "Programmed")).toMatchObject({ status: "True" }),
+    );
+  });
+
+  it("removes a deleted server from the config; its Deployment and Service go with it", async () => {
+    api.remove("McpServer", NS, "local");
+    await waitFor(() =>
+      expect(configYaml().servers.map((s: { name: string }) => s.name)).toEqual(["remote"]),
+    );
+    expect(api.get("Deployment", NS, "local")).toBeUndefined();
+    expect(api.get("Service", NS, "local")).toBeUndefined();
+  });
+
+  it("puts back an owned object someone deleted, and a secret env entry that is no longer needed goes", async () => {
+    api.remove("ConfigMap", NS, "main-config");
+    await waitFor(() => expect(configYaml()?.servers).toHaveLength(1));
+    api.put({
+      apiVersion: group,
+      kind: "IdentityProvider",
+      metadata: { name: "corp", namespace: NS },
+      spec: { type: "hosted_idp", issuer: "https://idp.example/", jwksUri: "https://idp.example/jwks" },
+    });
+    await waitFor(() => {
+      const env = gatewayEnv();
+      expect(env.map((e) => e.name)).toEqual(["LOG_LEVEL"]);
+    });
+  });
+
+  it("serves /healthz, /readyz and /metrics", async () => {
+    expect((await fetch(`${operator.endpoints.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${operator.endpoints.url}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${operator.endpoints.url}/metrics`)).text();
+    expect(metrics).toMatch(/svc_operator_reconcile_total\{kind="McpGateway",result="success"\} \d+/);
+    expect(metrics).toMatch(/^svc_operator_leader 1$/m);
+  });
+});
