@@ -1,0 +1,42 @@
+import type { JWTPayload } from "jose";
+
+/** Who is calling, as every later step (limits, RBAC, audit) needs it. */
+export interface Principal {
+  sub: string;
+  /** Name of the identity provider (from the configuration) that issued the token. */
+  idp: string;
+  groups: string[];
+  scopes: string[];
+  /** Token expiry, seconds since the epoch. */
+  expiresAt: number;
+}
+
+/**
+ * Groups come from the `groups` and `roles` claims, and from namespaced claims whose name ends in `/groups` or
+ * `/roles` (e.g. `https://acme.example.com/roles`, as rule-based providers add them). A claim may be a string or a
+ * list of strings; anything else is ignored. The seam for group sync through management APIs is `GroupResolver`.
+ */
+export function groupsFromClaims(claims: JWTPayload): string[] {
+  const groups = new Set<string>();
+  for (const [name, value] of Object.entries(claims)) {
+    const isGroupClaim =
+      name === "groups" || name === "roles" || name.endsWith("/groups") || name.endsWith("/roles");
+    if (!isGroupClaim) continue;
+    for (const group of Array.isArray(value) ? value : [value]) {
+      if (typeof group === "string" && group !== "") groups.add(group);
+    }
+  }
+  return [...groups];
+}
+
+/** OAuth scopes from `scope` (space-separated, RFC 8693 / 9068) or `scp` (a list or a string, as some IdPs send). */
+export function scopesFromClaims(claims: JWTPayload): string[] {
+  const raw = claims.scope ?? claims.scp;
+  const list = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(" ") : [];
+  return [...new Set(list.filter((s): s is string => typeof s === "string" && s !== ""))];
+}
+
+/** Adds groups from elsewhere (a provider's management API); the token's own groups are the default. */
+export interface GroupResolver {
+  groupsFor(principal: Principal): Promise<string[]>;
+}
