@@ -1,7 +1,7 @@
 import { createSecretKey } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { configureAuth, JWTAuthConfig } from "../../src/auth/index.ts";
+import { configure_auth, configureAuth, JWTAuthConfig } from "../../src/auth/index.ts";
 import { AuthConfigError, clearAuthConfiguration } from "../../src/auth/runtime.ts";
 import { HS256_SECRET, type IdentityProvider, startIdentityProvider } from "./helpers/identity-provider.ts";
 import {
@@ -175,6 +175,22 @@ describe("JWT with a PEM public key", () => {
       .sign(createSecretKey(Buffer.from(idp.rsaKey.publicPem)));
     expect((await postInitialize(server.mcpUrl, { authorization: `Bearer ${forged}` })).status).toBe(401);
     void HS256_SECRET;
+  });
+
+  it("accepts a PEM written on one line with literal \\n (as .env files store it), via configure_auth", async () => {
+    configure_auth(
+      new JWTAuthConfig({
+        public_key_env_var: "JWT_PUBLIC_KEY",
+        issuer_env_var: "JWT_ISSUER",
+        audience: AUDIENCE,
+      }),
+    );
+    const oneLine = idp.rsaKey.publicPem.trim().replaceAll("\n", "\\n");
+    server = await startProtectedServer({ env: { JWT_PUBLIC_KEY: oneLine, JWT_ISSUER: idp.issuer } });
+    const token = await idp.token({ resource: AUDIENCE });
+    expect((await callWhoami(server.mcpUrl, { authorization: `Bearer ${token}` })).clientId).toBe(
+      "svc-test-client",
+    );
   });
 });
 
