@@ -14,6 +14,9 @@ export interface LoadOptions {
   concurrency: number;
   durationMs: number;
   warmupMs: number;
+  /** Called when measuring starts (after warm-up) and when it ends, e.g. to read CPU counters. */
+  onMeasureStart?: () => void;
+  onMeasureEnd?: () => void;
 }
 
 export interface Target {
@@ -41,11 +44,13 @@ export async function measure(target: Target, options: LoadOptions): Promise<Loa
     await runFor(options.warmupMs, options.concurrency, send, () => {});
     const latencies: number[] = [];
     let errors = 0;
+    options.onMeasureStart?.();
     const started = performance.now();
     await runFor(options.durationMs, options.concurrency, send, (ok, ms) => {
       if (ok) latencies.push(ms);
       else errors += 1;
     });
+    options.onMeasureEnd?.();
     const elapsedS = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
     return {

@@ -9,6 +9,8 @@ import { freePort } from "./free-port.ts";
 
 export interface RunningNginx {
   url: string;
+  /** The master's pid; the worker is its child. */
+  pid: number | undefined;
   version: string;
   stop(): Promise<void>;
 }
@@ -70,6 +72,7 @@ http {
   await waitForPort(port, child, () => stderr);
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     version,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;

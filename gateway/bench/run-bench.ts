@@ -17,17 +17,24 @@ import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/c
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
+import { cpuMs } from "./process-cpu.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
 type Path = "direct" | "gateway" | "nginx";
 type Kind = "json" | "sse";
 type Phase = "throughput" | "latency";
 
+/** A load result plus the CPU the proxy (gateway or nginx) and the upstream spent per request. */
+interface Sample extends LoadResult {
+  proxyCpuUsPerRequest: number;
+  upstreamCpuUsPerRequest: number;
+}
+
 interface Row {
   phase: Phase;
   kind: Kind;
   path: Path;
-  result: LoadResult;
+  result: Sample;
 }
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
@@ -113,18 +120,39 @@ async function main(): Promise<void> {
         if (target) await verify(path, kind, target);
       }
     }
-    const samples = new Map<string, LoadResult[]>();
+    const proxyPid: Record<Path, number | undefined> = {
+      direct: undefined,
+      gateway: gateway.process.pid,
+      nginx: nginx?.pid,
+    };
+    const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
       for (const phase of ["throughput", "latency"] as const) {
         for (const kind of ["json", "sse"] as const) {
           for (const path of ["direct", "gateway", "nginx"] as const) {
             const target = targetFor(path, kind);
             if (!target) continue;
-            const result = await measure(target, {
+            let proxyCpu = 0;
+            let upstreamCpu = 0;
+            const load = await measure(target, {
               concurrency: phase === "throughput" ? concurrency : 1,
               durationMs: seconds * 1000,
               warmupMs: 300,
+              onMeasureStart: () => {
+                proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
+                upstreamCpu = cpuMs(upstream?.pid) ?? Number.NaN;
+              },
+              onMeasureEnd: () => {
+                proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
+                upstreamCpu = (cpuMs(upstream?.pid) ?? Number.NaN) - upstreamCpu;
+              },
             });
+            const perRequestUs = (ms: number) => (ms * 1000) / Math.max(1, load.requests + load.errors);
+            const result: Sample = {
+              ...load,
+              proxyCpuUsPerRequest: perRequestUs(proxyCpu),
+              upstreamCpuUsPerRequest: perRequestUs(upstreamCpu),
+            };
             const key = `${phase}/${kind}/${path}`;
             samples.set(key, [...(samples.get(key) ?? []), result]);
           }
@@ -137,16 +165,18 @@ async function main(): Promise<void> {
         for (const path of ["direct", "gateway", "nginx"] as const) {
           const runs = samples.get(`${phase}/${kind}/${path}`);
           if (!runs) continue;
-          const result: LoadResult = {
+          const result: Sample = {
             requests: runs.reduce((sum, run) => sum + run.requests, 0),
             errors: runs.reduce((sum, run) => sum + run.errors, 0),
             rps: median(runs.map((run) => run.rps)),
             p50Ms: median(runs.map((run) => run.p50Ms)),
             p99Ms: median(runs.map((run) => run.p99Ms)),
+            proxyCpuUsPerRequest: median(runs.map((run) => run.proxyCpuUsPerRequest)),
+            upstreamCpuUsPerRequest: median(runs.map((run) => run.upstreamCpuUsPerRequest)),
           };
           rows.push({ phase, kind, path, result });
           console.log(
-            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(7)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  errors ${result.errors}`,
+            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(7)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  CPU/req proxy ${fmt(result.proxyCpuUsPerRequest, 0).padStart(4)} µs upstream ${fmt(result.upstreamCpuUsPerRequest, 0).padStart(4)} µs  errors ${result.errors}`,
           );
         }
       }
@@ -169,16 +199,22 @@ async function main(): Promise<void> {
       const vsDirect = gw && direct ? gw.rps / direct.rps : Number.NaN;
       const overhead = gwLatency && directLatency ? gwLatency.p50Ms - directLatency.p50Ms : Number.NaN;
       const nginxOverhead = ngLatency && directLatency ? ngLatency.p50Ms - directLatency.p50Ms : Number.NaN;
+      // What the proxies cost in CPU per request: when the proxy is the bottleneck (its own core), its req/s
+      // is inversely proportional to this, whatever else the machine is doing.
+      const cpuRatio = gw && ng ? ng.proxyCpuUsPerRequest / gw.proxyCpuUsPerRequest : Number.NaN;
       summary[kind] = {
         gatewayVsNginxRps: vsNginx,
         gatewayVsDirectRps: vsDirect,
         gatewayP50OverheadMs: overhead,
+        nginxP50OverheadMs: nginxOverhead,
+        nginxVsGatewayCpuPerRequest: cpuRatio,
       };
       console.log(
         `${kind.padEnd(4)} gateway/nginx req/s ${fmt(vsNginx)}${Number.isFinite(vsNginx) ? (vsNginx >= 0.6 ? " (meets 0.6)" : " (BELOW 0.6)") : " (no nginx)"}` +
           `  gateway/direct req/s ${fmt(vsDirect)}` +
           `  gateway p50 overhead ${fmt(overhead)} ms${overhead <= 1 ? " (meets 1 ms)" : " (ABOVE 1 ms)"}` +
-          `  nginx p50 overhead ${fmt(nginxOverhead)} ms`,
+          `  nginx p50 overhead ${fmt(nginxOverhead)} ms` +
+          `  CPU/req nginx÷gateway ${fmt(cpuRatio)}`,
       );
     }
     if (process.env.BENCH_JSON) {

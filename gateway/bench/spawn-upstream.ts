@@ -5,6 +5,7 @@ import { createInterface } from "node:readline";
 
 export interface RunningUpstream {
   url: string;
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -23,7 +24,7 @@ export async function spawnUpstream(): Promise<RunningUpstream> {
       const parsed = JSON.parse(line) as { msg?: string; url?: string };
       if (parsed.msg === "listening" && parsed.url) {
         child.stdout.resume();
-        return { url: parsed.url, stop };
+        return { url: parsed.url, pid: child.pid, stop };
       }
     }
     throw new Error("bench upstream exited before listening");
