@@ -1,0 +1,93 @@
+import type { GatewayPolicy, ServerConfig } from "../config/index.ts";
+import type { Capability } from "./capability.ts";
+import { matchingOverride } from "./patterns.ts";
+
+/** A tool's annotations as its server lists them (MCP `ToolAnnotations`); only the hints RBAC uses. */
+export interface ToolHints {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+}
+
+export interface RbacDecision {
+  allowed: boolean;
+  /** Which rule decided, for the audit log: `server`, `override:tools/*`, `default:destructive`, `none`. */
+  rule: string;
+  reason: string;
+}
+
+const ALLOWED_BY_NO_RULE: RbacDecision = { allowed: true, rule: "none", reason: "no RBAC rule applies" };
+
+/**
+ * The one RBAC decision, used for calls and for list filtering alike. The server level decides first and a
+ * capability level can only restrict further: an override never admits a user the server refuses.
+ * - server (`rbac_enabled`): mode allow admits members of allowed_groups; mode deny refuses members of denied_groups.
+ * - capability (`capability_rbac_enabled`, with a capability): the matching override (see matchingOverride); without
+ *   one, for tools, the gateway's default groups by annotation (readOnlyHint → read_only, destructiveHint →
+ *   destructive, else unspecified); an empty default list restricts nothing.
+ */
+export function decide(
+  server: ServerConfig,
+  policy: GatewayPolicy,
+  groups: readonly string[],
+  capability?: Capability,
+  hints?: ToolHints,
+): RbacDecision {
+  if (server.rbac_enabled) {
+    const verdict = byMode(server.rbac_mode, server.allowed_groups, server.denied_groups, groups);
+    if (!verdict.allowed)
+      return { allowed: false, rule: "server", reason: `server ${server.name}: ${verdict.reason}` };
+  }
+  if (!server.capability_rbac_enabled || capability === undefined) {
+    return server.rbac_enabled
+      ? { allowed: true, rule: "server", reason: `server ${server.name}: admitted` }
+      : ALLOWED_BY_NO_RULE;
+  }
+  const override = matchingOverride(server.capability_overrides, capability);
+  if (override !== undefined) {
+    if (!override.rbac_enabled)
+      return {
+        allowed: true,
+        rule: `override:${override.capability}`,
+        reason: "RBAC off for this capability",
+      };
+    const verdict = byMode(override.rbac_mode, override.allowed_groups, override.denied_groups, groups);
+    return {
+      allowed: verdict.allowed,
+      rule: `override:${override.capability}`,
+      reason: `${override.capability}: ${verdict.reason}`,
+    };
+  }
+  if (capability.kind !== "tools") return ALLOWED_BY_NO_RULE;
+  const category =
+    hints?.destructiveHint === true
+      ? "destructive"
+      : hints?.readOnlyHint === true
+        ? "read_only"
+        : "unspecified";
+  const defaults = policy.capability_rbac[category].default_groups;
+  if (defaults.length === 0) return ALLOWED_BY_NO_RULE;
+  const verdict = byMode("allow", defaults, [], groups);
+  return {
+    allowed: verdict.allowed,
+    rule: `default:${category}`,
+    reason: `${category} tools: ${verdict.reason}`,
+  };
+}
+
+function byMode(
+  mode: "allow" | "deny",
+  allowed: readonly string[],
+  denied: readonly string[],
+  groups: readonly string[],
+): { allowed: boolean; reason: string } {
+  if (mode === "allow") {
+    const match = groups.find((g) => allowed.includes(g));
+    return match === undefined
+      ? { allowed: false, reason: "not in an allowed group" }
+      : { allowed: true, reason: `allowed through group ${match}` };
+  }
+  const match = groups.find((g) => denied.includes(g));
+  return match === undefined
+    ? { allowed: true, reason: "in no denied group" }
+    : { allowed: false, reason: `denied through group ${match}` };
+}
