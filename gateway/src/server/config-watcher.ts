@@ -6,7 +6,7 @@
 // the reloader decides whether the content actually changed.
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import type { Logger } from "../log/logger.ts";
 
 export interface ConfigWatcher {
@@ -42,10 +42,18 @@ export function watchConfigFile(options: {
     timer.unref();
   };
 
+  // Only events that can concern the config file count: the file itself, or the kubelet's `..`-prefixed
+  // entries (`..data`, `..2026_…`). Other files in the directory (a log file, say) must not cause reloads.
+  const file = basename(path);
+  const relevant = (_event: string, name: string | Buffer | null): void => {
+    const changed = name?.toString();
+    if (changed === undefined || changed === file || changed.startsWith("..")) schedule();
+  };
+
   let watcher: FSWatcher | undefined;
   if (options.watchDirectory !== false) {
     try {
-      watcher = watch(dirname(path), { persistent: false }, schedule);
+      watcher = watch(dirname(path), { persistent: false }, relevant);
       watcher.on("error", (error) => {
         options.logger.warn("config directory watch failed; polling only", { error: error.message });
         watcher?.close();

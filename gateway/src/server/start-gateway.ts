@@ -6,6 +6,7 @@ import { getRequestListener } from "@hono/node-server";
 import { loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { createLogger, parseLogLevel } from "../log/logger.ts";
+import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
@@ -59,7 +60,7 @@ const sleep = (ms: number): Promise<void> =>
 
 export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const env = options.env ?? process.env;
-  const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL) });
+  const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL), write: writeStdoutBatched });
   const settings = readSettings(env);
   const host = options.host ?? "0.0.0.0";
   const port = listenPort(options, env);

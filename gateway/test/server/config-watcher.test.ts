@@ -1,7 +1,7 @@
 import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, test } from "vitest";
+import { afterAll, expect, test } from "vitest";
 import { createLogger } from "../../src/log/logger.ts";
 import { watchConfigFile } from "../../src/server/config-watcher.ts";
 
@@ -45,4 +45,32 @@ test("the polling fallback alone notices a change (filesystems where watching do
     await writeFile(`${path}.new`, "two, longer");
     await rename(`${path}.new`, path);
   });
+});
+
+test("other files in the directory (a log file, say) do not count as config changes", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "svc-gw-watch-"));
+  dirs.push(dir);
+  const path = join(dir, "config.yaml");
+  await writeFile(path, "one");
+  const calls: number[] = [];
+  let notify: () => void = () => {};
+  const seen = new Promise<void>((resolve) => {
+    notify = resolve;
+  });
+  const watcher = watchConfigFile({
+    path,
+    pollMs: 0,
+    logger: createLogger({ level: "silent" }),
+    onChange: () => {
+      calls.push(Date.now());
+      notify();
+    },
+  });
+  await writeFile(join(dir, "gateway.log"), "a line\n");
+  // Longer than the debounce: an event for the log file would have been delivered by now.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(calls).toHaveLength(0);
+  await writeFile(path, "two");
+  await seen;
+  watcher.close();
 });
