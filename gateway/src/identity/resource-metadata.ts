@@ -1,0 +1,47 @@
+import type { GatewayConfig } from "../config/index.ts";
+
+/** RFC 9728 protected-resource metadata, as served at /.well-known/oauth-protected-resource[/{server}/mcp]. */
+export interface ProtectedResourceMetadata {
+  resource: string;
+  authorization_servers: string[];
+  scopes_supported: string[];
+  bearer_methods_supported: ["header"];
+  resource_name?: string;
+}
+
+/** Where the metadata for a resource lives: the well-known prefix inserted before the resource's path (RFC 9728 3.1). */
+export function resourceMetadataUrl(baseUrl: string, server?: string): string {
+  const origin = new URL(baseUrl).origin;
+  return server === undefined
+    ? `${origin}/.well-known/oauth-protected-resource`
+    : `${origin}/.well-known/oauth-protected-resource/${encodeURIComponent(server)}/mcp`;
+}
+
+/**
+ * The gateway's own OAuth server when `oauth_server` is configured (its issuer, else the gateway's URL);
+ * otherwise the identity providers' issuers — for a server with an `idp`, only that provider's.
+ * The gateway requires no scopes of its own, so scopes_supported is empty.
+ */
+export function protectedResourceMetadata(
+  config: GatewayConfig,
+  baseUrl: string,
+  server?: string,
+): ProtectedResourceMetadata {
+  const origin = new URL(baseUrl).origin;
+  const target = server === undefined ? undefined : config.servers.find((s) => s.name === server);
+  const providers =
+    target?.idp === undefined
+      ? config.identity_providers
+      : config.identity_providers.filter((p) => p.name === target.idp);
+  const authorizationServers =
+    config.oauth_server === undefined
+      ? providers.map((p) => p.issuer)
+      : [config.oauth_server.issuer ?? origin];
+  return {
+    resource: server === undefined ? origin : `${origin}/${encodeURIComponent(server)}/mcp`,
+    authorization_servers: [...new Set(authorizationServers)],
+    scopes_supported: [],
+    bearer_methods_supported: ["header"],
+    ...(target?.description ? { resource_name: target.description } : {}),
+  };
+}

@@ -1,0 +1,117 @@
+import { describe, expect, test } from "vitest";
+import { stringify } from "yaml";
+import { validateConfigText } from "../../src/config/index.ts";
+import { bearerChallenge, bearerTokenOf } from "../../src/identity/bearer.ts";
+import { protectedResourceMetadata, resourceMetadataUrl } from "../../src/identity/resource-metadata.ts";
+import { TokenRejected } from "../../src/identity/token-rejected.ts";
+
+const url = (path = "/github/mcp") => new URL(`http://gw.example.com${path}`);
+const reasonOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as TokenRejected).reason;
+  }
+  return "accepted";
+};
+
+describe("bearerTokenOf", () => {
+  test("takes the token from Authorization: Bearer, any case", () => {
+    expect(bearerTokenOf("Bearer abc.def.ghi", url())).toBe("abc.def.ghi");
+    expect(bearerTokenOf("bearer abc.def.ghi", url())).toBe("abc.def.ghi");
+  });
+  test.each([
+    [undefined, "missing"],
+    ["", "missing"],
+    ["Basic dXNlcjpwYXNz", "malformed"],
+    ["Bearer", "malformed"],
+    ["Bearer a b", "malformed"],
+  ])("%j → %s", (header, reason) => {
+    expect(reasonOf(() => bearerTokenOf(header, url()))).toBe(reason);
+  });
+  test("a token in the query string is refused, even beside a valid header", () => {
+    expect(reasonOf(() => bearerTokenOf("Bearer abc", url("/github/mcp?access_token=abc")))).toBe(
+      "malformed",
+    );
+  });
+});
+
+describe("bearerChallenge", () => {
+  const metadata = "http://gw.example.com/.well-known/oauth-protected-resource/github/mcp";
+  test("a missing token gets the metadata pointer and no error code", () => {
+    expect(bearerChallenge(metadata)).toBe(`Bearer realm="svc-gateway", resource_metadata="${metadata}"`);
+  });
+  test("an invalid token says invalid_token", () => {
+    expect(bearerChallenge(metadata, new TokenRejected("expired", "the token has expired"))).toBe(
+      `Bearer realm="svc-gateway", error="invalid_token", error_description="the token has expired", resource_metadata="${metadata}"`,
+    );
+  });
+});
+
+describe("protected-resource metadata", () => {
+  const config = (extra: Record<string, unknown> = {}) => {
+    const result = validateConfigText(
+      stringify({
+        version: "1.0",
+        identity_providers: [
+          {
+            name: "a",
+            type: "hosted_idp",
+            issuer: "https://a.example.com/",
+            jwks_uri: "https://a.example.com/jwks",
+          },
+          {
+            name: "b",
+            type: "hosted_idp",
+            issuer: "https://b.example.com/",
+            jwks_uri: "https://b.example.com/jwks",
+          },
+        ],
+        servers: [
+          { name: "github", url: "https://up.example.com/mcp", idp: "b", description: "GitHub" },
+          { name: "open", url: "https://up2.example.com/mcp" },
+        ],
+        ...extra,
+      }),
+      { env: {} },
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    return result.config;
+  };
+
+  test("gateway-wide: every provider's issuer", () => {
+    expect(protectedResourceMetadata(config(), "http://gw.example.com/base")).toEqual({
+      resource: "http://gw.example.com",
+      authorization_servers: ["https://a.example.com/", "https://b.example.com/"],
+      scopes_supported: [],
+      bearer_methods_supported: ["header"],
+    });
+  });
+  test("path-scoped for a server with an idp: that provider only", () => {
+    expect(protectedResourceMetadata(config(), "http://gw.example.com", "github")).toEqual({
+      resource: "http://gw.example.com/github/mcp",
+      authorization_servers: ["https://b.example.com/"],
+      scopes_supported: [],
+      bearer_methods_supported: ["header"],
+      resource_name: "GitHub",
+    });
+  });
+  test("with oauth_server configured: the gateway's own authorization server", () => {
+    expect(
+      protectedResourceMetadata(config({ oauth_server: {} }), "http://gw.example.com", "open")
+        .authorization_servers,
+    ).toEqual(["http://gw.example.com"]);
+    const issued = config({ oauth_server: { issuer: "https://login.gw.example.com" } });
+    expect(protectedResourceMetadata(issued, "http://gw.example.com").authorization_servers).toEqual([
+      "https://login.gw.example.com",
+    ]);
+  });
+  test("metadata URLs put the well-known prefix before the resource path", () => {
+    expect(resourceMetadataUrl("http://gw.example.com")).toBe(
+      "http://gw.example.com/.well-known/oauth-protected-resource",
+    );
+    expect(resourceMetadataUrl("http://gw.example.com", "github")).toBe(
+      "http://gw.example.com/.well-known/oauth-protected-resource/github/mcp",
+    );
+  });
+});
