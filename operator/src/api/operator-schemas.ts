@@ -27,7 +27,7 @@ export const labelSelectorSchema = z.strictObject({
     .describe("Set-based label requirements, as in a Kubernetes label selector"),
 });
 
-export const DEFAULT_SERVER_PORT = 8000;
+export const DEFAULT_SERVER_PORT = 8080; // what `svc init`'s Dockerfile sets (PORT=8080)
 export const DEFAULT_SERVER_PATH = "/mcp";
 
 export const serverDeploymentSchema = z

@@ -8,10 +8,14 @@ import { type KubeObject, namespaceOf, ownerReferencesTo, type Resource } from "
 // domain, so it works whatever the cluster's domain is).
 
 export const SERVER_LABEL = `${API_GROUP}/server`;
+const DATA_DIR = "/var/lib/svc";
 
-/** Used when the resource sets no securityContext: what the "restricted" Pod Security Standard asks. */
+/** Used when the resource sets no securityContext: what the "restricted" Pod Security Standard asks. The
+ *  uid is the `node` user of the image `svc init` generates (the kubelet cannot check a user name). */
 const RESTRICTED_SECURITY_CONTEXT = {
   runAsNonRoot: true,
+  runAsUser: 1000,
+  runAsGroup: 1000,
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   capabilities: { drop: ["ALL"] },
@@ -42,14 +46,22 @@ export function renderServerWorkload(server: Resource): KubeObject[] {
     image: deployment.image,
     ...(deployment.imagePullPolicy ? { imagePullPolicy: deployment.imagePullPolicy } : {}),
     ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
-    env: [{ name: "PORT", value: String(port) }, ...(deployment.env ?? [])],
+    env: [
+      { name: "PORT", value: String(port) },
+      // Framework servers keep their data (e.g. OAuth clients) in SVC_DATA_DIR; the root filesystem is read-only.
+      { name: "SVC_DATA_DIR", value: DATA_DIR },
+      ...(deployment.env ?? []),
+    ],
     ...(deployment.envFrom ? { envFrom: deployment.envFrom } : {}),
     ...(deployment.resources ? { resources: deployment.resources } : {}),
     securityContext: deployment.securityContext ?? RESTRICTED_SECURITY_CONTEXT,
     // Framework servers answer /health (liveness) and /ready (readiness).
     livenessProbe: { httpGet: { path: "/health", port: "http" }, periodSeconds: 10, failureThreshold: 3 },
     readinessProbe: { httpGet: { path: "/ready", port: "http" }, periodSeconds: 5, failureThreshold: 2 },
-    volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+    volumeMounts: [
+      { name: "tmp", mountPath: "/tmp" },
+      { name: "data", mountPath: DATA_DIR },
+    ],
   };
   return [
     {
@@ -65,7 +77,10 @@ export function renderServerWorkload(server: Resource): KubeObject[] {
             ...(deployment.serviceAccountName ? { serviceAccountName: deployment.serviceAccountName } : {}),
             containers: [container],
             // A read-only root filesystem still needs somewhere to write temporary files.
-            volumes: [{ name: "tmp", emptyDir: {} }],
+            volumes: [
+              { name: "tmp", emptyDir: {} },
+              { name: "data", emptyDir: {} },
+            ],
           },
         },
       },
