@@ -12,6 +12,8 @@ export interface ErrorContext {
   rpcIds?: JsonRpcId[];
   /** True when the body was a JSON-RPC batch: the answer is then an array too. */
   batch?: boolean;
+  /** CORS headers for an admitted browser origin, so the browser lets the client read the error. */
+  cors?: Record<string, string>;
 }
 
 export interface ErrorResponseParts {
@@ -30,6 +32,7 @@ export function errorResponseParts(error: GatewayError, context: ErrorContext): 
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-request-id": context.requestId,
+    ...context.cors,
     ...error.headers,
   };
   if (context.rpcIds === undefined) {

@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
+import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
 import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
@@ -52,12 +53,19 @@ async function runPipeline(
   const errorContext: ErrorContext = { requestId };
   let server = "";
   let method: unknown = httpMethod;
+  let cors: Record<string, string> | undefined;
   let response: Response;
   try {
     // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
     //    must not even learn which server names exist.
-    const refusal = checkOrigin(deps.originPolicy, incoming.headers.origin, incoming.headers.host);
+    const origin = incoming.headers.origin;
+    const refusal = checkOrigin(deps.originPolicy, origin, incoming.headers.host);
     if (refusal !== undefined) throw refusal;
+    if (origin !== undefined) {
+      cors = corsResponseHeaders(origin);
+      errorContext.cors = cors;
+      if (httpMethod === "OPTIONS") return preflightResponse(origin, requestId);
+    }
     if (httpMethod !== "POST" && httpMethod !== "GET" && httpMethod !== "DELETE") {
       throw new GatewayError("method_not_allowed", `Method ${httpMethod} is not allowed on an MCP endpoint`, {
         headers: { allow: ALLOWED_METHODS },
@@ -108,6 +116,7 @@ async function runPipeline(
         pendingIds: parsed?.requestIds ?? [],
         timeoutMs: deps.upstreamTimeoutMs,
         signal: c.req.raw.signal,
+        cors,
       },
       deps,
     );

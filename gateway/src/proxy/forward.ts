@@ -25,6 +25,8 @@ export interface ForwardRequest {
   pendingIds: readonly JsonRpcId[];
   timeoutMs: number;
   signal: AbortSignal | undefined;
+  /** CORS headers for an admitted browser origin, added to the answer. */
+  cors?: Record<string, string>;
 }
 
 export interface ForwardDeps {
@@ -135,6 +137,11 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     throw rejectStatus(route, status, deps.metrics);
   }
   const headers = downstreamResponseHeaders(upstream.headers, request.requestId);
+  if (request.cors !== undefined) {
+    const vary = headers.vary;
+    Object.assign(headers, request.cors);
+    if (vary !== undefined) headers.vary = `${vary}, origin`;
+  }
   const contentType = upstream.headers["content-type"];
   if (typeof contentType === "string" && contentType.startsWith("text/event-stream")) {
     return streamResponse(request, deps, upstream, headers);

@@ -27,6 +27,9 @@ const NOT_FORWARDED_UPSTREAM = new Set([
   "referer",
   "expect",
   "x-request-id", // replaced by the gateway's own request id
+  // The gateway reads SSE event by event, so it asks for identity encoding; the loopback or cluster hop to the
+  // upstream gains nothing from compression anyway.
+  "accept-encoding",
 ]);
 
 /** Response headers the gateway sets itself, and cookies: the client never sends them back upstream. */

@@ -22,6 +22,7 @@ describe("upstreamRequestHeaders", () => {
     "mcp-protocol-version": "2025-11-25",
     "last-event-id": "e-9",
     "user-agent": "sdk",
+    "accept-encoding": "gzip, br",
   };
 
   test("keeps end-to-end MCP headers, drops hop-by-hop and the client's credentials", () => {

@@ -173,6 +173,32 @@ describe("request limits and browser origins", () => {
     }
   });
 
+  test("an admitted browser origin gets CORS: a preflight answer, and headers it may read on every answer", async () => {
+    const origin = "https://app.example.com";
+    const preflight = await request(`${gateway.url}/json/mcp`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST" },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers).toMatchObject({
+      "access-control-allow-origin": origin,
+      "access-control-allow-methods": "GET, POST, DELETE",
+    });
+    expect(preflight.headers["access-control-allow-headers"]).toContain("mcp-session-id");
+    await preflight.body.text();
+    const answer = await post("/json/mcp", INITIALIZE, { origin });
+    expect(answer.headers["access-control-allow-origin"]).toBe(origin);
+    expect(answer.headers["access-control-expose-headers"]).toContain("mcp-session-id");
+    await answer.body.text();
+    const failed = await post("/nope/mcp", INITIALIZE, { origin });
+    expect(failed.statusCode).toBe(404);
+    expect(failed.headers["access-control-allow-origin"]).toBe(origin);
+    await failed.body.text();
+    const plain = await post("/json/mcp", INITIALIZE);
+    expect(plain.headers["access-control-allow-origin"]).toBeUndefined();
+    await plain.body.text();
+  });
+
   test("a non-loopback Host while bound to loopback (DNS rebinding) → 403", async () => {
     const response = await post("/up/mcp", INITIALIZE, { host: "rebound.evil.example" });
     expect(response.statusCode).toBe(403);
