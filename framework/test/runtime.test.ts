@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProject } from "../src/build/build-project.ts";
+import { MAX_BODY_BYTES } from "../src/runtime/request-body.ts";
 import type { Spawned } from "./helpers/processes.ts";
 import { connectClient, serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
@@ -93,6 +94,19 @@ describe("the MCP endpoint", () => {
     expect(await postWithHost(url, `localhost:${new URL(url).port}`)).not.toBe(403);
     expect((await post(url, init, { origin: "https://evil.example" })).status).toBe(403);
     expect((await post(url, init, { origin: "http://localhost:1234" })).status).not.toBe(403);
+  });
+
+  it("answers 400 for a body that is not JSON and 413 above the body limit", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const bad = await fetch(`${url}/mcp`, { method: "POST", headers, body: "{not json" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const big = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers,
+      body: `"${"x".repeat(MAX_BODY_BYTES)}"`,
+    });
+    expect(big.status).toBe(413);
   });
 
   it("answers 404 for an unknown session and 400 for a GET without one", async () => {

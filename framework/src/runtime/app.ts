@@ -1,9 +1,11 @@
+import type { IncomingMessage } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Hono } from "hono";
 import type { AuthLayer } from "../auth/runtime.ts";
 import { type CheckModule, mountHealth } from "./health.ts";
 import { loopbackHostGuard } from "./host-check.ts";
 import type { Catalog } from "./mcp-server.ts";
+import { readJsonBody } from "./request-body.ts";
 import type { McpEndpoint } from "./sessions.ts";
 
 export interface AppOptions {
@@ -16,7 +18,7 @@ export interface AppOptions {
   readySince: Date;
 }
 
-type Env = { Variables: { authInfo?: AuthInfo } };
+type Env = { Variables: { authInfo?: AuthInfo }; Bindings: { incoming?: IncomingMessage } };
 
 /** The HTTP surface: auth routes, /health, /ready and MCP at exactly /mcp (no /mcp/ alias). */
 export function createApp(options: AppOptions): Hono<Env> {
@@ -31,6 +33,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   // Order matters: refuse rebinding attempts before spending anything on auth; auth before any MCP work.
   if (options.loopback) app.use("/mcp", loopbackHostGuard());
   if (options.auth) app.use("/mcp", options.auth.guard);
-  app.all("/mcp", (c) => options.endpoint.handle(c.req.raw, c.get("authInfo")));
+  app.all("/mcp", async (c) => {
+    const incoming = c.env?.incoming;
+    const isJsonPost = c.req.method === "POST" && c.req.header("content-type")?.includes("application/json");
+    if (!incoming || !isJsonPost) return options.endpoint.handle(c.req.raw, c.get("authInfo"));
+    const body = await readJsonBody(incoming);
+    if (!body.ok) return body.response;
+    return options.endpoint.handle(c.req.raw, c.get("authInfo"), body.value);
+  });
   return app;
 }

@@ -97,10 +97,12 @@ async function start(project: BuiltProject): Promise<void> {
   const dataDir = process.env.SVC_DATA_DIR || join(distDir, "..", ".svc");
 
   // Listen first (port 0 gives a free port); answer 503 until everything below is ready.
-  let handler: (request: Request) => Response | Promise<Response> = () =>
+  let handler: (request: Request, env: unknown) => Response | Promise<Response> = () =>
     new Response("starting", { status: 503, headers: { "retry-after": "1" } });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: (request) => handler(request), port, hostname: host }, () => resolve(s));
+    const s = serve({ fetch: (request, env) => handler(request, env), port, hostname: host }, () =>
+      resolve(s),
+    );
     s.once("error", reject);
   });
   const address = server.address();
@@ -126,7 +128,8 @@ async function start(project: BuiltProject): Promise<void> {
     ...(health ? { health } : {}),
     ...(readiness ? { readiness } : {}),
   });
-  handler = (request) => app.fetch(request);
+  // env carries Node's IncomingMessage, which the /mcp route reads the body from directly.
+  handler = (request, env) => app.fetch(request, env as never);
   log("listening", {
     url,
     mcp: `${url}/mcp`,

@@ -17,7 +17,7 @@ interface Session {
 }
 
 export interface McpEndpoint {
-  handle(request: Request, authInfo: AuthInfo | undefined): Promise<Response>;
+  handle(request: Request, authInfo: AuthInfo | undefined, parsedBody?: unknown): Promise<Response>;
   readonly sessionCount: number;
   close(): Promise<void>;
 }
@@ -29,15 +29,19 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
+function options(authInfo: AuthInfo | undefined, parsedBody: unknown) {
+  return { ...(authInfo ? { authInfo } : {}), ...(parsedBody !== undefined ? { parsedBody } : {}) };
+}
+
 /** Stateless mode: a fresh server and transport per request, no session id, nothing kept. */
 function statelessEndpoint(catalog: Catalog): McpEndpoint {
   return {
-    async handle(request, authInfo) {
+    async handle(request, authInfo, parsedBody) {
       if (request.method !== "POST")
         return rpcError(405, -32000, "Method not allowed in stateless mode: use POST");
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await createMcpServer(catalog).connect(transport);
-      return transport.handleRequest(request, authInfo ? { authInfo } : {});
+      return transport.handleRequest(request, options(authInfo, parsedBody));
     },
     sessionCount: 0,
     async close() {},
@@ -60,7 +64,7 @@ function sessionEndpoint(catalog: Catalog): McpEndpoint {
   sweep.unref();
 
   return {
-    async handle(request, authInfo) {
+    async handle(request, authInfo, parsedBody) {
       const sessionId = request.headers.get("mcp-session-id");
       const owner = authInfo?.clientId;
       if (sessionId) {
@@ -68,7 +72,7 @@ function sessionEndpoint(catalog: Catalog): McpEndpoint {
         // Unknown and foreign sessions look the same, so ids cannot be probed.
         if (!session || session.owner !== owner) return rpcError(404, -32001, "Session not found");
         session.lastSeen = Date.now();
-        return session.transport.handleRequest(request, authInfo ? { authInfo } : {});
+        return session.transport.handleRequest(request, options(authInfo, parsedBody));
       }
       if (request.method !== "POST")
         return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
@@ -88,7 +92,7 @@ function sessionEndpoint(catalog: Catalog): McpEndpoint {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
       await server.connect(transport);
-      const response = await transport.handleRequest(request, authInfo ? { authInfo } : {});
+      const response = await transport.handleRequest(request, options(authInfo, parsedBody));
       // Not an initialize request: nothing was opened, so nothing to keep.
       if (!transport.sessionId) await server.close();
       return response;

@@ -1,0 +1,70 @@
+// `npm run bench:framework`: req/s of a framework-built server against a plain MCP SDK server exposing the same
+// tool, measured in the same run, alternating rounds; the target is a ratio >= 0.9.
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildProject } from "../src/build/build-project.ts";
+import { measure } from "./load.ts";
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TARGET = 0.9;
+
+function start(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split("\n").find((l) => l.includes('"msg":"listening"'));
+      if (line) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${out}`)));
+  });
+  return { child, url };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+const dir = await mkdtemp(join(tmpdir(), "svc-bench-"));
+const children: ReturnType<typeof start>["child"][] = [];
+try {
+  await mkdir(join(dir, "tools"));
+  await writeFile(join(dir, "svc.json"), JSON.stringify({ name: "bench" }));
+  await writeFile(
+    join(dir, "tools", "echo.ts"),
+    `import { defineTool, z } from "svc";\nexport default defineTool({ description: "Echoes the text", input: { text: z.string() }, handler: ({ text }) => text });\n`,
+  );
+  await buildProject(dir, "prod");
+  const framework = start([join(dir, "dist", "server.mjs")], { PORT: "0", HOST: "127.0.0.1" });
+  const plain = start([fileURLToPath(new URL("./plain-sdk-server.ts", import.meta.url))], {});
+  children.push(framework.child, plain.child);
+  const urls = { framework: `${await framework.url}/mcp`, plain: `${await plain.url}/mcp` };
+  // Warm both up (JIT, connection pools) before measuring.
+  await measure(urls.framework, CONCURRENCY, 1000);
+  await measure(urls.plain, CONCURRENCY, 1000);
+  const results: { framework: number[]; plain: number[] } = { framework: [], plain: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Alternate the order so drift on a shared machine hits both sides alike.
+    const order = round % 2 === 1 ? (["plain", "framework"] as const) : (["framework", "plain"] as const);
+    for (const side of order) results[side].push(await measure(urls[side], CONCURRENCY, DURATION_MS));
+    process.stdout.write(
+      `round ${round}: plain SDK ${results.plain.at(-1)?.toFixed(0)} req/s, svc ${results.framework.at(-1)?.toFixed(0)} req/s\n`,
+    );
+  }
+  const ratio = median(results.framework) / median(results.plain);
+  process.stdout.write(
+    `\nsvc framework: ${median(results.framework).toFixed(0)} req/s, plain MCP SDK: ${median(results.plain).toFixed(0)} req/s (median of ${ROUNDS} × ${DURATION_MS} ms, ${CONCURRENCY} sessions, tools/call)\n` +
+      `ratio ${ratio.toFixed(3)} (target >= ${TARGET}): ${ratio >= TARGET ? "PASS" : "FAIL"}\n`,
+  );
+  process.exitCode = ratio >= TARGET ? 0 : 1;
+} finally {
+  for (const child of children) child.kill("SIGTERM");
+  await rm(dir, { recursive: true, force: true });
+}
