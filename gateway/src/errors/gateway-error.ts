@@ -25,7 +25,7 @@ export const GATEWAY_ERROR_CODES = {
   // The client gave up before the answer (nginx's 499); nobody reads this answer, it is for logs and metrics.
   client_closed_request: { status: 499, rpcCode: -32000 },
   // The gateway itself.
-  draining: { status: 503, rpcCode: -32000 },
+  not_ready: { status: 503, rpcCode: -32000 },
   internal: { status: 500, rpcCode: -32603 },
 } as const satisfies Record<string, { status: number; rpcCode: number }>;
 

@@ -19,8 +19,8 @@ import { requestIdFrom } from "./request-id.ts";
 import { resolveRoute } from "./route.ts";
 
 export interface McpPipelineDeps {
-  /** The config in force when the request arrives; the request keeps it to the end, whatever reloads. */
-  currentConfig: () => ConfigSnapshot;
+  /** The config in force when the request arrives (undefined while starting); the request keeps it to the end. */
+  currentConfig: () => ConfigSnapshot | undefined;
   pools: UpstreamPools;
   metrics: GatewayMetrics;
   streams: OpenStreams;
@@ -73,6 +73,8 @@ async function runPipeline(
     }
 
     // 1. route: server name → upstream (404 unknown or disabled). Before auth: unknown paths cost nothing.
+    if (snapshot === undefined)
+      throw new GatewayError("not_ready", "The gateway is starting; try again shortly");
     const route = resolveRoute(snapshot, c.req.param("server") ?? "");
     server = route.name;
 
@@ -138,7 +140,7 @@ async function runPipeline(
       method: label,
       status,
       duration_ms: Math.round(seconds * 1e6) / 1000,
-      config_generation: snapshot.generation,
+      config_generation: snapshot?.generation,
     });
   }
   return response;

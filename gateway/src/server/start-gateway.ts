@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import { loadConfig } from "../config/index.ts";
+import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { createLogger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
@@ -12,6 +12,7 @@ import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
+import type { ConfigSnapshot } from "./config-snapshot.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
 import { GatewayMetrics } from "./metrics.ts";
@@ -65,20 +66,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const host = options.host ?? "0.0.0.0";
   const port = listenPort(options, env);
 
-  const loaded = await loadConfig({ configPath: options.configPath, env });
   const metrics = new GatewayMetrics();
   const pools = new UpstreamPools({ connections: settings.upstreamConnections, keepAliveTimeoutMs: 60_000 });
   const streams = new OpenStreams(metrics);
-  const reloader = new ConfigReloader({
-    initial: loaded,
-    env,
-    metrics,
-    logger,
-    onSwap: (snapshot) =>
-      pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin))),
-  });
-  await reloader.init();
-
   const kv: KvStore = createKvStore(env, {
     onBreakerChange: (state, lastError) =>
       logger.warn("kv store circuit breaker changed", { state, error: lastError }),
@@ -90,11 +80,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     },
     (error: unknown) => logger.error("kv store failed to initialise", { error }),
   );
+  // Set once the configuration has loaded; until then /readiness answers 503 and MCP requests 503.
+  let reloader: ConfigReloader | undefined;
+  const currentConfig = (): ConfigSnapshot | undefined => reloader?.current();
 
   let draining = false;
   let stopping = false;
   const app = createGatewayApp({
-    currentConfig: reloader.current,
+    currentConfig,
     pools,
     metrics,
     streams,
@@ -106,16 +99,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       healthAnswer({
         kv: kv.status(),
         httpClientOk: !pools.closed,
-        upstreams: reloader.current().routes.size,
-        gatewayId: reloader.current().loaded.config.control_plane?.gateway_id,
+        upstreams: currentConfig()?.routes.size ?? 0,
+        gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
       }),
     readiness: () =>
       readinessAnswer({
-        configLoaded: true,
+        configLoaded: reloader !== undefined,
         httpClientReady: !pools.closed,
         kvReady,
         draining,
-        upstreams: reloader.current().routes.size,
+        upstreams: currentConfig()?.routes.size ?? 0,
       }),
   });
 
@@ -143,13 +136,38 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
   const url = displayUrl(host, (server.address() as AddressInfo).port);
 
+  // Listening before the config is loaded lets /readiness say "not ready" instead of refusing connections.
+  logger.info("loading config", { url });
+  let loaded: LoadedConfig;
+  try {
+    loaded = await loadConfig({ configPath: options.configPath, env });
+    const ready = new ConfigReloader({
+      initial: loaded,
+      env,
+      metrics,
+      logger,
+      onSwap: (snapshot) =>
+        pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin))),
+    });
+    await ready.init();
+    reloader = ready;
+  } catch (error) {
+    server.closeAllConnections();
+    server.close();
+    await pools.destroy();
+    await kv.close().catch(() => {});
+    throw error;
+  }
+  for (const warning of loaded.warnings) logger.warn("config warning", { warning });
+
   let watcher: ConfigWatcher | undefined;
   if (reloader.reloadable) {
+    const source = reloader;
     watcher = watchConfigFile({
-      path: reloader.source,
+      path: source.source,
       pollMs: settings.configPollMs,
       logger,
-      onChange: () => void reloader.reload(false),
+      onChange: () => void source.reload(false),
     });
   }
 
@@ -212,7 +230,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   return {
     url,
-    reload: () => reloader.reload(true),
+    reload: () => reloader?.reload(true) ?? Promise.resolve(false),
     drain,
     close: () => {
       forceNow();

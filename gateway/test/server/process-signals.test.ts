@@ -114,3 +114,66 @@ test("SIGHUP reloads; SIGTERM drains while a streaming call completes, then exit
   expect({ code, signal }).toEqual({ code: 0, signal: null });
   expect(await logs.next((line) => line.msg === "drained")).toMatchObject({ forced: false });
 });
+
+test("before its config is loaded the gateway answers: readiness 503, MCP requests 503", async () => {
+  const starting = spawn(
+    process.execPath,
+    [BIN, "start", "--config", "-", "--port", "0", "--host", "127.0.0.1"],
+    {
+      env: { ...process.env, LOG_LEVEL: "info", SVC_DRAIN_DELAY_SECONDS: "0" },
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
+  const exited = once(starting, "exit");
+  try {
+    const logs = new LogWatcher(starting);
+    // The config comes from standard input, which stays open: the gateway listens but cannot be ready yet.
+    const url = (await logs.next((line) => line.msg === "loading config")).url as string;
+    const readiness = await request(`${url}/readiness`);
+    expect(readiness.statusCode).toBe(503);
+    expect(await readiness.body.json()).toEqual({
+      status: "not ready",
+      draining: false,
+      http_client: "initialized",
+      upstreams: "0 loaded",
+      kvstore_manager: "initialized",
+    });
+    const mcp = await request(`${url}/up/mcp`, { method: "POST", body: "{}" });
+    expect(mcp.statusCode).toBe(503);
+    expect(await mcp.body.json()).toMatchObject({ error: { code: "not_ready" } });
+
+    starting.stdin?.end(configYaml([{ name: "up", url: "http://127.0.0.1:9/mcp" }]));
+    await logs.next((line) => line.msg === "listening");
+    expect((await request(`${url}/readiness`)).statusCode).toBe(200);
+    starting.kill("SIGTERM");
+    expect((await exited)[0]).toBe(0);
+  } finally {
+    if (starting.exitCode === null) starting.kill("SIGKILL");
+  }
+});
+
+test("an invalid config stops the start with exit 1 and every problem on stderr", async () => {
+  const bad = await mkdtemp(join(tmpdir(), "svc-gw-bad-"));
+  try {
+    const configPath = join(bad, "config.yaml");
+    await writeFile(configPath, 'version: "2.0"\nservers:\n  - name: x\n    url: not a url\n');
+    const failing = spawn(
+      process.execPath,
+      [BIN, "start", "--config", configPath, "--port", "0", "--host", "127.0.0.1"],
+      {
+        env: { ...process.env, LOG_LEVEL: "silent" },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    failing.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(failing, "exit");
+    expect(code).toBe(1);
+    expect(stderr).toContain("version");
+    expect(stderr).toContain("servers[0].url");
+  } finally {
+    await rm(bad, { recursive: true, force: true });
+  }
+});
