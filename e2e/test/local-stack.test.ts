@@ -10,8 +10,10 @@ import { type RunningOperator, startOperator } from "../../operator/src/controll
 import { validateResource } from "../../operator/src/crd/validate-resource.ts";
 import { FakeKubeApi } from "../../operator/src/testing/fake-kube-api.ts";
 import type { JsonObject } from "../../operator/src/testing/merge.ts";
-import { type GatewayProcess, startGatewayProcess } from "./support/gateway-process.ts";
+import { startFrameworkServer } from "./support/framework-server.ts";
+import { startGatewayProcess } from "./support/gateway-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
+import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
 
 // The whole local stack on loopback: resources go into the fake Kubernetes API server; the operator (real
@@ -25,8 +27,8 @@ const NS = "svc";
 const group = `${API_GROUP}/${API_VERSION}`;
 let api: FakeKubeApi;
 let operator: RunningOperator;
-let gateway: GatewayProcess;
-let upstreamA: Upstream;
+let gateway: ListeningProcess;
+let frameworkServer: ListeningProcess & { mcpUrl: string };
 let upstreamB: Upstream;
 let kubelet: NodeJS.Timeout;
 const scratch = mkdtempSync(join(tmpdir(), "svc-e2e-"));
@@ -47,11 +49,11 @@ const condition = (kind: string, name: string, type: string) =>
     )?.conditions ?? []
   ).find((c) => c.type === type);
 
-async function callAdd(serverName: string): Promise<string> {
+async function callTool(serverName: string, tool: string, args: Record<string, unknown>): Promise<string> {
   const client = new Client({ name: "e2e", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/${serverName}/mcp`)));
   try {
-    const result = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
+    const result = await client.callTool({ name: tool, arguments: args });
     return (result.content as { type: string; text: string }[])[0]?.text ?? "";
   } finally {
     await client.close();
@@ -81,7 +83,10 @@ beforeAll(async () => {
     })),
   );
   await api.start();
-  [upstreamA, upstreamB] = await Promise.all([startUpstream("alpha"), startUpstream("beta")]);
+  [frameworkServer, upstreamB] = await Promise.all([
+    startFrameworkServer(join(scratch, "hello-tools")),
+    startUpstream("beta"),
+  ]);
   operator = await startOperator({
     server: api.url,
     leaseNamespace: NS,
@@ -102,7 +107,7 @@ beforeAll(async () => {
     metadata: { name: "svc-gateway", namespace: NS },
     spec: { configMapName: "svc-gateway-config" },
   });
-  api.put(server("alpha", { url: upstreamA.url, upstreamAuthType: "none" }));
+  api.put(server("alpha", { url: frameworkServer.mcpUrl, upstreamAuthType: "none" }));
 
   // The kubelet: mirror the ConfigMap into a volume directory whenever it changes.
   const volume = new KubeletConfigMapVolume(join(scratch, "config-volume"));
@@ -126,20 +131,21 @@ afterAll(async () => {
   clearInterval(kubelet);
   await gateway?.stop();
   await operator?.stop();
-  await Promise.all([upstreamA?.close(), upstreamB?.close(), api?.close()]);
+  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close()]);
   rmSync(scratch, { recursive: true, force: true });
 });
 
 describe("local stack: fake API server → operator → ConfigMap volume → gateway → MCP server", () => {
   it("proxies an MCP tool call to the server the resources describe", async () => {
-    expect(await callAdd("alpha")).toBe("alpha: 5");
+    // alpha is a server built with our framework (svc init + svc build): its template tool `hello`.
+    expect(await callTool("alpha", "hello", { name: "e2e" })).toContain("e2e");
     await waitFor(() => expect(condition("McpServer", "alpha", "Ready")?.status).toBe("True"));
   });
 
   it("picks up a new server and a disabled one without a restart", async () => {
     api.put(server("beta", { url: upstreamB.url, upstreamAuthType: "none" }));
-    await waitFor(async () => expect(await callAdd("beta")).toBe("beta: 5"));
-    api.put(server("alpha", { url: upstreamA.url, upstreamAuthType: "none", enabled: false }));
+    await waitFor(async () => expect(await callTool("beta", "add", { a: 2, b: 3 })).toBe("beta: 5"));
+    api.put(server("alpha", { url: frameworkServer.mcpUrl, upstreamAuthType: "none", enabled: false }));
     await waitFor(async () => expect(await status("alpha")).toBe(404));
     // One process all along: reloaded from the swapped ..data directory, never restarted.
     expect(gateway.logs.filter((line) => line.includes('"msg":"listening"'))).toHaveLength(1);
@@ -157,7 +163,7 @@ describe("local stack: fake API server → operator → ConfigMap volume → gat
     expect(condition("McpServer", "broken", "Accepted")?.message).toContain(
       'spec.idp: no identity provider named "nowhere"',
     );
-    expect(await callAdd("beta")).toBe("beta: 5");
+    expect(await callTool("beta", "add", { a: 2, b: 3 })).toBe("beta: 5");
     expect(await status("broken")).toBe(404);
   });
 });
