@@ -1,0 +1,78 @@
+// `svc dev`: builds, serves with .env loaded, rebuilds and restarts on change, keeps serving through a broken save.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, runToEnd, type Spawned, SVC_BIN, spawnWithOutput } from "./helpers/processes.ts";
+import { connectClient, tempDir } from "./helpers/projects.ts";
+
+let root: Awaited<ReturnType<typeof tempDir>>;
+let dev: Spawned | undefined;
+let project: string;
+let url: string;
+
+const listeningCount = () => (dev?.output().match(/"msg":"listening"/g) ?? []).length;
+
+async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${dev?.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function description(): Promise<string | undefined> {
+  const client = await connectClient(url);
+  try {
+    return (await client.listTools()).tools.find((t) => t.name === "env")?.description;
+  } finally {
+    await client.close();
+  }
+}
+
+const envTool = (text: string) =>
+  `import { defineTool } from "svc";\nexport default defineTool({ description: ${JSON.stringify(text)}, handler: () => process.env.DEV_ONLY ?? "unset" });\n`;
+
+beforeAll(async () => {
+  root = await tempDir("dev");
+  project = join(root.dir, "devproj");
+  expect((await runToEnd(SVC_BIN, ["init", project], { cwd: root.dir })).code).toBe(0);
+  await writeFile(join(project, ".env"), "DEV_ONLY=from-dotenv\n");
+  await writeFile(join(project, "tools", "env.ts"), envTool("first"));
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  dev = spawnWithOutput(SVC_BIN, ["dev", "--port", String(port)], { cwd: project });
+  await until(() => listeningCount() === 1, "the first start");
+}, 120_000);
+
+afterAll(async () => {
+  await dev?.stop();
+  await root?.cleanup();
+});
+
+describe("svc dev", () => {
+  it("serves a dev build with .env loaded", async () => {
+    const client = await connectClient(url);
+    expect((await client.callTool({ name: "env", arguments: {} })).content).toEqual([
+      { type: "text", text: "from-dotenv" },
+    ]);
+    await client.close();
+  });
+
+  it("rebuilds and restarts when a source changes", async () => {
+    await writeFile(join(project, "tools", "env.ts"), envTool("second"));
+    await until(() => listeningCount() === 2, "the restart");
+    expect(await description()).toBe("second");
+  }, 90_000);
+
+  it("keeps the running server when a rebuild fails", async () => {
+    await writeFile(join(project, "tools", "env.ts"), "export default {{;\n");
+    await until(() => dev?.output().includes("keeping the running server") ?? false, "the failed rebuild");
+    expect(dev?.output()).toContain("tools/env.ts:1:");
+    expect(await description()).toBe("second");
+  }, 90_000);
+
+  it("stops its server when it stops", async () => {
+    await dev?.stop();
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  }, 30_000);
+});
