@@ -9,7 +9,8 @@
 // measured in alternation, ROUNDS times, and each figure is the median over the rounds: on a shared 2-core
 // machine the background load drifts, and alternating keeps the drift from favouring one path.
 // Options (environment): BENCH_SECONDS (per measurement, default 1.5), BENCH_ROUNDS (default 3),
-// BENCH_CONCURRENCY (default 16), BENCH_JSON=path (also write the results as JSON).
+// BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
+// BENCH_JSON=path (also write the results as JSON).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,9 +98,12 @@ async function main(): Promise<void> {
       "bench-sse": `${upstream.url}/sse/mcp`,
     });
     gateway = await spawnGateway(config);
-    nginx = await startNginx(join(dir, "nginx"), upstream.url);
-    if (!nginx) console.log("nginx not installed: skipping the nginx baseline (apt-get install -y nginx)");
-    else console.log(`baseline: ${nginx.version}, worker_processes 1`);
+    if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
+    else {
+      nginx = await startNginx(join(dir, "nginx"), upstream.url);
+      if (nginx) console.log(`baseline: ${nginx.version}, worker_processes 1`);
+      else console.log("nginx not installed: skipping the nginx baseline (apt-get install -y nginx)");
+    }
 
     const bases: Record<Path, string | undefined> = {
       direct: upstream.url,
