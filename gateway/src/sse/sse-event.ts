@@ -25,9 +25,10 @@ export function serializeSseEvent(event: SseEvent): string {
   let out = "";
   if (event.comments !== undefined) for (const comment of event.comments) out += `:${comment}\n`;
   if (event.event !== undefined) out += `event: ${event.event}\n`;
-  if (event.id !== undefined) out += event.id === "" ? "id\n" : `id: ${event.id}\n`;
+  // Always `field: value`, even for an empty value: the bare `data` form is valid SSE, but the common form is
+  // what every client parser has been tested against.
+  if (event.id !== undefined) out += `id: ${event.id}\n`;
   if (event.retry !== undefined) out += `retry: ${event.retry}\n`;
-  if (event.data !== undefined)
-    for (const line of event.data) out += line === "" ? "data\n" : `data: ${line}\n`;
+  if (event.data !== undefined) for (const line of event.data) out += `data: ${line}\n`;
   return `${out}\n`;
 }

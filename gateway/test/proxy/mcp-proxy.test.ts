@@ -196,7 +196,7 @@ describe("streams", () => {
     });
     expect(response.headers["content-type"]).toContain("text/event-stream");
     const text = await response.body.text(); // the upstream closes this stream itself (polling)
-    expect(text).toMatch(/^id: \S+\nretry: 10\ndata\n\n/);
+    expect(text).toMatch(/^id: \S+\nretry: 10\ndata: \n\n/);
     expect(text).toMatch(/id: \S+\nevent: message|event: message\nid: \S+/);
     expect(text).toContain('"notifications/progress"');
     upstream.gate.release();

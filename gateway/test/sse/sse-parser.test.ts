@@ -63,7 +63,7 @@ describe("serializeSseEvent", () => {
     const events = parseAll([STREAM]);
     const again = parseAll([events.map(serializeSseEvent).join("")]);
     expect(again).toEqual(events);
-    expect(serializeSseEvent({ id: "9", retry: 10, data: [""] })).toBe("id: 9\nretry: 10\ndata\n\n");
+    expect(serializeSseEvent({ id: "9", retry: 10, data: [""] })).toBe("id: 9\nretry: 10\ndata: \n\n");
   });
 
   test("eventData joins data lines with newlines", () => {
