@@ -164,6 +164,9 @@ describe("svc init → build prod → run", () => {
       expect(help.code).toBe(0);
       expect(help.output).toContain(`Usage: svc ${command}`);
     }
+    const elsewhere = await runToEnd(SVC_BIN, ["run", "--project", join(root.dir, "nope")], { cwd: project });
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.output).toContain(`${join(root.dir, "nope", "svc.json")}: not found`);
     const bad = await runToEnd(SVC_BIN, ["run", "--port", "http"], { cwd: project });
     expect(bad.code).toBe(2);
     expect(bad.output).toContain("--port: 'http' is not a port number");
