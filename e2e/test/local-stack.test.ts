@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -13,6 +15,7 @@ import type { JsonObject } from "../../operator/src/testing/merge.ts";
 import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
+import { repoRoot } from "./support/paths.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
 
@@ -23,6 +26,7 @@ import { startUpstream, type Upstream } from "./support/upstream.ts";
 // Not here yet: JWT authentication end to end (the gateway's token validation is a later issue), so these
 // servers use no identity provider.
 
+const run = promisify(execFile);
 const NS = "svc";
 const group = `${API_GROUP}/${API_VERSION}`;
 let api: FakeKubeApi;
@@ -165,5 +169,23 @@ describe("local stack: fake API server → operator → ConfigMap volume → gat
     );
     expect(await callTool("beta", "add", { a: 2, b: 3 })).toBe("beta: 5");
     expect(await status("broken")).toBe(404);
+  });
+
+  it("answers the kind e2e's MCP check script the same way (e2e/scripts/kind-mcp-check.ts)", async () => {
+    const script = join(repoRoot, "e2e", "scripts", "kind-mcp-check.ts");
+    const common = [script, "--url", gateway.url, "--timeout", "30"];
+    const { stdout } = await run(process.execPath, [
+      ...common,
+      "--server",
+      "beta",
+      "--tool",
+      "add",
+      "--args",
+      '{"a":2,"b":3}',
+      "--expect",
+      "beta: 5",
+    ]);
+    expect(stdout).toContain("ok");
+    await run(process.execPath, [...common, "--server", "alpha", "--expect-status", "404"]);
   });
 });

@@ -1,0 +1,50 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { repoRoot } from "./support/paths.ts";
+
+// The kind e2e cannot run here (no Docker); what can be checked without a cluster is checked here: the
+// script parses, and the chart renders with exactly the values it installs with.
+const run = promisify(execFile);
+
+describe("kind e2e script", () => {
+  it("is valid bash", async () => {
+    await run("bash", ["-n", join(repoRoot, "e2e", "kind", "run.sh")]);
+  });
+
+  it("installs the chart with values it accepts, images loaded into kind, no chart McpGateway", async () => {
+    const script = await import("node:fs").then((fs) =>
+      fs.readFileSync(join(repoRoot, "e2e", "kind", "run.sh"), "utf8"),
+    );
+    const sets = [...script.matchAll(/--set (\S+)/g)].map((match) => match[1] as string);
+    expect(sets).toContain("gateway.mcpGateway.create=false");
+    const args = [
+      "template",
+      "svc-gateway",
+      join(repoRoot, "helm", "svc-gateway"),
+      "-n",
+      "svc-gateway",
+      "--kube-version",
+      "1.30.0",
+    ];
+    for (const value of sets) args.push("--set", value);
+    const { stdout } = await run(join(repoRoot, "node_modules", ".bin", "helm"), args);
+    const manifests = parseAllDocuments(stdout).map(
+      (document) =>
+        document.toJS() as {
+          kind: string;
+          spec?: { template?: { spec?: { containers?: { image: string; imagePullPolicy: string }[] } } };
+        } | null,
+    );
+    expect(manifests.some((manifest) => manifest?.kind === "McpGateway")).toBe(false);
+    const images = manifests
+      .flatMap((manifest) => manifest?.spec?.template?.spec?.containers ?? [])
+      .filter((c) => c.image.endsWith(":e2e"));
+    expect(images.map((c) => [c.image, c.imagePullPolicy]).sort()).toEqual([
+      ["svc-gateway:e2e", "Never"],
+      ["svc-operator:e2e", "Never"],
+    ]);
+  });
+});
