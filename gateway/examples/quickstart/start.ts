@@ -7,7 +7,7 @@ import { startExampleUpstream } from "./upstream-server.ts";
 const upstream = await startExampleUpstream();
 const gateway = await startGateway({
   configPath: fileURLToPath(new URL("./config.yaml", import.meta.url)),
-  host: process.env.HOST ?? "127.0.0.1",
+  host: "127.0.0.1",
   env: {
     SVC_DRAIN_DELAY_SECONDS: "0", // nothing routes to a laptop: stop at once on Ctrl-C
     ...process.env,

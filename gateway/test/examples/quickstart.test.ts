@@ -4,8 +4,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, expect, test } from "vitest";
+import { afterAll, expect, test, vi } from "vitest";
 import { connectClient } from "../proxy/support/gateway.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 const SCRIPT = fileURLToPath(new URL("../../examples/quickstart/start.ts", import.meta.url));
 let child: ChildProcess | undefined;

@@ -5,9 +5,12 @@ import {
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { connectClient, startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 async function waitFor(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt++) {

@@ -7,9 +7,12 @@ import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { connectClient, startTestGateway, type TestGateway } from "./support/gateway.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const INITIALIZE = JSON.stringify({

@@ -1,10 +1,13 @@
 // /health, /readiness and /metrics of a running gateway: the SPEC's exact bodies when all is well, and our
 // documented values when the KV store (a real redis-server) is not.
 import { request } from "undici";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test, vi } from "vitest";
 import { RedisServer } from "../kv/redis-server.ts";
 import { connectClient, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 async function get(
   gateway: TestGateway,

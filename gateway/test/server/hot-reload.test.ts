@@ -6,10 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { request } from "undici";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
 import { configYaml, connectClient, type TestServer } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 let dir: string;
 let upstream: Upstream;

@@ -9,9 +9,12 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { request } from "undici";
-import { afterAll, expect, test } from "vitest";
+import { afterAll, expect, test, vi } from "vitest";
 import { configYaml, connectClient } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+
+// Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 const BIN = fileURLToPath(new URL("../../bin/svc-gateway.js", import.meta.url));
 
