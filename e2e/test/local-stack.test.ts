@@ -16,6 +16,7 @@ import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
 import { repoRoot } from "./support/paths.ts";
+import type { startRedis } from "./support/redis-server.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
 
@@ -34,6 +35,7 @@ let operator: RunningOperator;
 let gateway: ListeningProcess;
 let frameworkServer: ListeningProcess & { mcpUrl: string };
 let upstreamB: Upstream;
+let redis: Awaited<ReturnType<typeof startRedis>>;
 let kubelet: NodeJS.Timeout;
 const scratch = mkdtempSync(join(tmpdir(), "svc-e2e-"));
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
@@ -87,9 +89,10 @@ beforeAll(async () => {
     })),
   );
   await api.start();
-  [frameworkServer, upstreamB] = await Promise.all([
+  [frameworkServer, upstreamB, redis] = await Promise.all([
     startFrameworkServer(join(scratch, "hello-tools")),
     startUpstream("beta"),
+    startRedis(),
   ]);
   operator = await startOperator({
     server: api.url,
@@ -128,14 +131,14 @@ beforeAll(async () => {
     expect(seen).not.toBe("");
   });
   kubelet = setInterval(sync, 50);
-  gateway = await startGatewayProcess(join(volume.directory, "config.yaml"));
+  gateway = await startGatewayProcess(join(volume.directory, "config.yaml"), { REDIS_URL: redis.url });
 });
 
 afterAll(async () => {
   clearInterval(kubelet);
   await gateway?.stop();
   await operator?.stop();
-  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close()]);
+  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close(), redis?.stop()]);
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -144,6 +147,9 @@ describe("local stack: fake API server → operator → ConfigMap volume → gat
     // alpha is a server built with our framework (svc init + svc build): its template tool `hello`.
     expect(await callTool("alpha", "hello", { name: "e2e" })).toContain("e2e");
     await waitFor(() => expect(condition("McpServer", "alpha", "Ready")?.status).toBe("True"));
+    // Shared state in a real Redis, as with several gateway replicas.
+    const health = (await (await fetch(`${gateway.url}/health`)).json()) as { kvstore?: string };
+    expect(health.kvstore).toBe("ok");
   });
 
   it("picks up a new server and a disabled one without a restart", async () => {
