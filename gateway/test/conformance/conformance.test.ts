@@ -47,7 +47,7 @@ describe("MCP conformance suite (server, --suite all)", () => {
     for (const entry of expected) expect(entry.reason?.trim(), `reason for ${entry.check}`).toBeTruthy();
     const failing = [...keysWithStatus(direct, "FAILURE")].sort();
     expect(failing).toEqual(expected.map((entry) => entry.check).sort());
-    // Every server scenario ran and produced at least one passing check.
+    // The whole suite ran (32 server scenarios in this version) and the checks did pass, not just not fail.
     const scenarios = new Set(direct.map((check) => check.scenario));
     expect(scenarios.size).toBeGreaterThanOrEqual(32);
     expect(keysWithStatus(direct, "SUCCESS").size).toBeGreaterThanOrEqual(40);
@@ -56,10 +56,11 @@ describe("MCP conformance suite (server, --suite all)", () => {
   it("passes through the gateway every check that passes directly", () => {
     const passedThrough = keysWithStatus(throughGateway, "SUCCESS");
     const lost = [...keysWithStatus(direct, "SUCCESS")].filter((key) => !passedThrough.has(key));
-    const why = throughGateway
-      .filter((check) => lost.includes(`${check.scenario}/${check.id}`))
-      .map((check) => `${check.scenario}/${check.id}: ${check.status} ${check.errorMessage ?? ""}`);
-    expect(why).toEqual([]);
+    const why = lost.map((key) => {
+      const seen = throughGateway.filter((check) => `${check.scenario}/${check.id}` === key);
+      return `${key}: ${seen.map((check) => `${check.status} ${check.errorMessage ?? ""}`).join("; ") || "not run"}`;
+    });
+    expect(lost, why.join("\n")).toEqual([]);
     // A check id can repeat within a scenario: none of them may fail through the gateway either.
     const failedThrough = [...keysWithStatus(throughGateway, "FAILURE")].filter(
       (key) => !keysWithStatus(direct, "FAILURE").has(key),
