@@ -6,11 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildProject } from "../src/build/build-project.ts";
+import { processCpuMicros } from "./cpu.ts";
 import { measure } from "./load.ts";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const TARGET = 0.9;
 
 function start(args: string[], env: NodeJS.ProcessEnv) {
@@ -49,19 +50,38 @@ try {
   // Warm both up (JIT, connection pools) before measuring.
   await measure(urls.framework, CONCURRENCY, 1000);
   await measure(urls.plain, CONCURRENCY, 1000);
-  const results: { framework: number[]; plain: number[] } = { framework: [], plain: [] };
+  const pids = { framework: framework.child.pid, plain: plain.child.pid };
+  const results: Record<"framework" | "plain", { rates: number[]; cpu: number; calls: number }> = {
+    framework: { rates: [], cpu: 0, calls: 0 },
+    plain: { rates: [], cpu: 0, calls: 0 },
+  };
   for (let round = 1; round <= ROUNDS; round++) {
     // Alternate the order so drift on a shared machine hits both sides alike.
     const order = round % 2 === 1 ? (["plain", "framework"] as const) : (["framework", "plain"] as const);
-    for (const side of order) results[side].push(await measure(urls[side], CONCURRENCY, DURATION_MS));
+    for (const side of order) {
+      const cpuBefore = processCpuMicros(pids[side]);
+      const started = Date.now();
+      const rate = await measure(urls[side], CONCURRENCY, DURATION_MS);
+      const cpuAfter = processCpuMicros(pids[side]);
+      results[side].rates.push(rate);
+      if (cpuBefore !== undefined && cpuAfter !== undefined) {
+        results[side].cpu += cpuAfter - cpuBefore;
+        results[side].calls += (rate * (Date.now() - started)) / 1000;
+      }
+    }
     process.stdout.write(
-      `round ${round}: plain SDK ${results.plain.at(-1)?.toFixed(0)} req/s, svc ${results.framework.at(-1)?.toFixed(0)} req/s\n`,
+      `round ${round}: plain SDK ${results.plain.rates.at(-1)?.toFixed(0)} req/s, svc ${results.framework.rates.at(-1)?.toFixed(0)} req/s\n`,
     );
   }
-  const ratio = median(results.framework) / median(results.plain);
+  const rate = { framework: median(results.framework.rates), plain: median(results.plain.rates) };
+  const ratio = rate.framework / rate.plain;
+  // CPU per call is the steadier figure on a busy machine: it does not depend on how the cores are shared.
+  const cpuPerCall = (side: "framework" | "plain") =>
+    results[side].calls > 0 ? results[side].cpu / results[side].calls : Number.NaN;
   process.stdout.write(
-    `\nsvc framework: ${median(results.framework).toFixed(0)} req/s, plain MCP SDK: ${median(results.plain).toFixed(0)} req/s (median of ${ROUNDS} × ${DURATION_MS} ms, ${CONCURRENCY} sessions, tools/call)\n` +
-      `ratio ${ratio.toFixed(3)} (target >= ${TARGET}): ${ratio >= TARGET ? "PASS" : "FAIL"}\n`,
+    `\nsvc framework: ${rate.framework.toFixed(0)} req/s, plain MCP SDK: ${rate.plain.toFixed(0)} req/s (median of ${ROUNDS} × ${DURATION_MS} ms, ${CONCURRENCY} sessions, tools/call)\n` +
+      `server CPU per call: svc ${cpuPerCall("framework").toFixed(0)} µs, plain SDK ${cpuPerCall("plain").toFixed(0)} µs (efficiency ratio ${(cpuPerCall("plain") / cpuPerCall("framework")).toFixed(3)})\n` +
+      `req/s ratio ${ratio.toFixed(3)} (target >= ${TARGET}): ${ratio >= TARGET ? "PASS" : "FAIL"}\n`,
   );
   process.exitCode = ratio >= TARGET ? 0 : 1;
 } finally {
