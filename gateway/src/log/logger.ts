@@ -14,14 +14,27 @@ export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
 
 const SECRET_KEY = /authorization|api[-_]?key|secret|token|password|cookie|credential/i;
 
+/** Key → is it secret-looking. Log keys are a small fixed set, so the regex runs once per key name. */
+const secretKeys = new Map<string, boolean>();
+
+function isSecretKey(key: string): boolean {
+  let secret = secretKeys.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEY.test(key);
+    if (secretKeys.size < 10_000) secretKeys.set(key, secret);
+  }
+  return secret;
+}
+
 /** Copies `value` with every secret-looking key's value replaced, at any depth. */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   if (value instanceof Error) return { name: value.name, message: value.message };
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) ? "[REDACTED]" : redact(item, depth + 1);
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    out[key] = isSecretKey(key) ? "[REDACTED]" : redact((value as Record<string, unknown>)[key], depth + 1);
   }
   return out;
 }
@@ -53,7 +66,12 @@ export function createLogger(options: {
     const requestId = requestContext.getStore()?.requestId;
     const record: LogFields = { time: new Date().toISOString(), level, msg, ...options.base };
     if (requestId !== undefined) record.request_id = requestId;
-    if (fields !== undefined) Object.assign(record, redact(fields));
+    if (fields !== undefined) {
+      for (const key in fields) {
+        const value = fields[key];
+        record[key] = isSecretKey(key) ? "[REDACTED]" : redact(value);
+      }
+    }
     write(`${JSON.stringify(record)}\n`);
   };
   return {

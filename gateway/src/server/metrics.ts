@@ -94,9 +94,10 @@ export class GatewayMetrics {
       series = { buckets: new Array<number>(LATENCY_BUCKETS.length).fill(0), sum: 0, count: 0 };
       this.#latency.set(key, series);
     }
-    for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
-      if (seconds <= (LATENCY_BUCKETS[i] as number)) series.buckets[i] = (series.buckets[i] as number) + 1;
-    }
+    // Only the first bucket that holds the value is counted here; render() makes the counts cumulative.
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[i] as number)) i++;
+    if (i < LATENCY_BUCKETS.length) series.buckets[i] = (series.buckets[i] as number) + 1;
     series.sum += seconds;
     series.count += 1;
   }
@@ -144,8 +145,10 @@ export class GatewayMetrics {
       "# TYPE svc_gateway_request_duration_seconds histogram",
     );
     for (const [key, series] of this.#latency) {
+      let cumulative = 0;
       LATENCY_BUCKETS.forEach((bound, i) => {
-        out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="${bound}"} ${series.buckets[i]}`);
+        cumulative += series.buckets[i] as number;
+        out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="${bound}"} ${cumulative}`);
       });
       out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="+Inf"} ${series.count}`);
       out.push(`svc_gateway_request_duration_seconds_sum{${key}} ${series.sum}`);
