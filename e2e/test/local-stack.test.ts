@@ -16,7 +16,7 @@ import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
 import { repoRoot } from "./support/paths.ts";
-import type { startRedis } from "./support/redis-server.ts";
+import { startRedis } from "./support/redis-server.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
 
