@@ -508,8 +508,11 @@ export class FakeKubeApi {
         }
         return this.sendJson(response, 200, this.update(type, key, body, part));
       }
-      case "PATCH":
-        return this.sendJson(response, 200, await this.patch(type, key, namespace, name, part, request, url));
+      case "PATCH": {
+        const existed = this.store.has(key);
+        const patched = await this.patch(type, key, namespace, name, part, request, url);
+        return this.sendJson(response, existed ? 200 : 201, patched); // an apply that creates answers 201
+      }
       case "DELETE":
         return this.sendJson(response, 200, this.delete(type, key));
       default:
