@@ -133,7 +133,8 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
 
   const status = upstream.statusCode;
   if (status === 401 || status >= 500) {
-    upstream.body.resume(); // discard; the connection goes back to the pool
+    // Discard the body (a bounded dump, so an endless stream cannot pin the connection).
+    upstream.body.dump().catch(() => {});
     throw rejectStatus(route, status, deps.metrics);
   }
   const headers = downstreamResponseHeaders(upstream.headers, request.requestId);
@@ -147,9 +148,11 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     return streamResponse(request, deps, upstream, headers);
   }
   if (status === 204 || status === 304) {
-    upstream.body.resume();
+    upstream.body.dump().catch(() => {});
     return new Response(null, { status, headers });
   }
+  // A JSON answer passes byte for byte. A response policy that must read it (RBAC list filtering, scrubbing)
+  // parses these bytes here; until one is configured nothing is re-serialised.
   let bytes: Uint8Array;
   try {
     bytes = new Uint8Array(await upstream.body.arrayBuffer());

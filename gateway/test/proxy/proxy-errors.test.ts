@@ -55,12 +55,14 @@ async function failure(promise: Promise<unknown>): Promise<{ code: unknown; mess
 let upstream: Upstream;
 let jsonUpstream: Upstream;
 let unauthorised: Upstream;
+let broken: Upstream;
 let crashing: { url: string; child: ChildProcess };
 let gateway: TestGateway;
 
 beforeAll(async () => {
   upstream = await startUpstream({ stateful: true });
   unauthorised = await startUpstream({ forceStatus: 401 });
+  broken = await startUpstream({ forceStatus: 500 });
   crashing = await spawnUpstream();
   const down = `http://127.0.0.1:${await closedPort()}/mcp`;
   jsonUpstream = await startUpstream({ jsonResponse: true });
@@ -72,6 +74,7 @@ beforeAll(async () => {
       { name: "off", url: upstream.url, enabled: false },
       { name: "down", url: down },
       { name: "locked", url: unauthorised.url, upstream_auth_type: "oauth" },
+      { name: "broken", url: broken.url },
       { name: "keyed", url: upstream.url, upstream_auth_type: "api_key" },
       { name: "keyless", url: upstream.url, upstream_auth_type: "api_key" },
       { name: "crashy", url: crashing.url },
@@ -89,6 +92,7 @@ afterAll(async () => {
   await gateway?.close();
   await upstream?.close();
   await unauthorised?.close();
+  await broken?.close();
   crashing?.child.kill("SIGKILL");
 });
 
@@ -219,6 +223,18 @@ describe("upstream failures", () => {
       error: {
         message: expect.stringContaining("Upstream server 'down' is unreachable"),
         data: { server: "down" },
+      },
+    });
+  });
+
+  test("upstream 5xx → 502 JSON-RPC error naming the server and the status", async () => {
+    const response = await post("/broken/mcp", INITIALIZE);
+    expect(response.statusCode).toBe(502);
+    expect(await response.body.json()).toMatchObject({
+      id: 1,
+      error: {
+        message: "Upstream server 'broken' failed with HTTP 500",
+        data: { reason: "upstream_failed" },
       },
     });
   });
