@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BuildError, buildProject } from "../src/build/build-project.ts";
 import { nameFromPath } from "../src/project/naming.ts";
-import { SettingsError } from "../src/project/settings.ts";
+import { deprecationWarning, SettingsError } from "../src/project/settings.ts";
 import type { Spawned } from "./helpers/processes.ts";
 import { serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
@@ -63,6 +63,7 @@ describe("a valid project", () => {
       { name: "doc", file: "resources/doc.ts", description: "A doc", uri: "docs://x" },
     ]);
     expect(manifest.files).toEqual({ auth: false, health: true, readiness: true });
+    expect(manifest.warnings).toEqual([deprecationWarning("health_check_response")]);
   }, 120_000);
 
   it("rule 1: serves health.ts and readiness.ts from the project root; legacy fields warn", async () => {

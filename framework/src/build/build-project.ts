@@ -3,7 +3,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { build, type Message } from "esbuild";
 import { discoverProject } from "../project/discover.ts";
-import { legacyHealthFields, loadSettings } from "../project/settings.ts";
+import { deprecationWarning, legacyHealthFields, loadSettings } from "../project/settings.ts";
 import { entrySource } from "./entry-source.ts";
 import { FRAMEWORK_DIR, FRAMEWORK_VERSION } from "./framework-location.ts";
 import type { BuildMode, Manifest } from "./manifest.ts";
@@ -110,6 +110,7 @@ export async function buildProject(projectDirInput: string, mode: BuildMode): Pr
       readiness: files.readiness !== undefined,
     },
     sources,
+    warnings: legacyHealthFields(rawSettings).map(deprecationWarning),
   };
   await writeFile(join(distDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;

@@ -24,6 +24,8 @@ export interface Manifest {
     prompts: ComponentSummary[];
   };
   files: { auth: boolean; health: boolean; readiness: boolean };
+  /** Shown by the CLI after a build (e.g. deprecated svc.json fields); the server logs them again at start. */
+  warnings: string[];
   sources: Record<string, string>;
 }
 

@@ -34,6 +34,7 @@ export async function buildAndReport(projectDir: string, mode: BuildMode): Promi
     process.stderr.write(
       `svc: built ${manifest.name} (${mode}): ${tools.length} tools, ${resources.length} resources, ${prompts.length} prompts → dist/server.mjs\n`,
     );
+    for (const warning of manifest.warnings) process.stderr.write(`svc: warning: ${warning}\n`);
     return true;
   } catch (error) {
     if (error instanceof BuildError || error instanceof SettingsError) {

@@ -70,6 +70,10 @@ export async function loadSettings(projectDir: string): Promise<Settings> {
   return parseSettings(value, file);
 }
 
+export function deprecationWarning(field: string): string {
+  return `svc.json field '${field}' is deprecated: write health.ts / readiness.ts with a check() instead`;
+}
+
 /** The legacy health fields present in raw svc.json content (each one logs a deprecation warning). */
 export function legacyHealthFields(raw: Record<string, unknown>): string[] {
   return LEGACY_HEALTH_FIELDS.filter((field) => raw[field] !== undefined);

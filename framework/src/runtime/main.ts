@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { type AuthLayer, createAuthLayer } from "../auth/runtime.ts";
-import { parseSettings } from "../project/settings.ts";
+import { deprecationWarning, parseSettings } from "../project/settings.ts";
 import { createApp } from "./app.ts";
 import { type CheckModule, checkModule } from "./health.ts";
 import { isLoopback } from "./host-check.ts";
@@ -82,13 +82,7 @@ async function loadAuth(
 
 async function start(project: BuiltProject): Promise<void> {
   const settings = parseSettings(project.settings, "svc.json (embedded in dist/)");
-  for (const field of project.legacyHealthFields) {
-    log(
-      `svc.json field '${field}' is deprecated: write health.ts / readiness.ts with a check() instead`,
-      {},
-      "warn",
-    );
-  }
+  for (const field of project.legacyHealthFields) log(deprecationWarning(field), {}, "warn");
   const host = process.env.HOST || "127.0.0.1";
   const port = Number(process.env.PORT || 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
