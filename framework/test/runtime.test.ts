@@ -10,7 +10,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProject } from "../src/build/build-project.ts";
 import { MAX_BODY_BYTES } from "../src/runtime/request-body.ts";
-import type { Spawned } from "./helpers/processes.ts";
+import { runToEnd, type Spawned } from "./helpers/processes.ts";
 import { connectClient, serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
 const TOOLS = {
@@ -146,6 +146,20 @@ describe("the MCP endpoint", () => {
     await client.callTool({ name: "chatty", arguments: {} });
     expect(lines).toEqual(["error:error line"]);
   });
+});
+
+describe("startup", () => {
+  it("reports a port in use as one clear line and exit code 1", async () => {
+    const dir = join(root.dir, "stateful");
+    const port = new URL(url).port;
+    const run = await runToEnd(process.execPath, [join(dir, "dist", "server.mjs")], {
+      cwd: dir,
+      env: { PORT: port, HOST: "127.0.0.1" },
+    });
+    expect(run.code).toBe(1);
+    expect(run.output).toContain(`cannot listen on 127.0.0.1:${port}:`);
+    expect(run.output).toContain("EADDRINUSE");
+  }, 30_000);
 });
 
 describe("stateless_http", () => {

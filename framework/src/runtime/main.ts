@@ -97,7 +97,9 @@ async function start(project: BuiltProject): Promise<void> {
     const s = serve({ fetch: (request, env) => handler(request, env), port, hostname: host }, () =>
       resolve(s),
     );
-    s.once("error", reject);
+    s.once("error", (error: Error) =>
+      reject(new StartupError(`cannot listen on ${host}:${port}: ${error.message}`)),
+    );
   });
   const address = server.address();
   const boundPort = typeof address === "object" && address ? address.port : port;
