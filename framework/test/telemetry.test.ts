@@ -142,6 +142,7 @@ describe("tracing with detailed_tracing", () => {
     expect(attribute("resources/read", "svc.resource.parameters")).toBe('{"id":"42"}');
     expect(attribute("resources/read", "svc.resource.contents")).toContain("doc 42");
     expect(attribute("prompts/get greet", "svc.prompt.arguments")).toBe('{"who":"Ada"}');
+    expect(attribute("tools/call echo", "svc.request.context")).toContain('"name":"svc-test"');
   }, 60_000);
 
   it("prints spans with OTEL_TRACES_EXPORTER=console", async () => {

@@ -205,6 +205,14 @@ export function createMcpServer(catalog: Catalog): Server {
     ...(extra.sessionId ? { "mcp.session.id": extra.sessionId } : {}),
   });
 
+  // detailed_tracing "request context": who called and in which session, never the credential itself.
+  const requestContext = (extra: Extra) => ({
+    sessionId: extra.sessionId,
+    clientId: extra.authInfo?.clientId,
+    scopes: extra.authInfo?.scopes,
+    clientInfo: server.getClientVersion(),
+  });
+
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     logLevel = request.params.level;
     return {};
@@ -226,6 +234,7 @@ export function createMcpServer(catalog: Catalog): Server {
     return telemetry.span(`tools/call ${name}`, "server", attributes, async (span) => {
       const raw = request.params.arguments ?? {};
       telemetry.detail(span, "gen_ai.tool.call.arguments", raw);
+      telemetry.detail(span, "svc.request.context", requestContext(extra));
       let args: Record<string, unknown> = raw;
       if (tool.validate) {
         const parsed = tool.validate.safeParse(raw);
@@ -288,6 +297,7 @@ export function createMcpServer(catalog: Catalog): Server {
     const attributes = { ...baseAttributes("resources/read", extra), "mcp.resource.uri": uri };
     return telemetry.span("resources/read", "server", attributes, async (span) => {
       telemetry.detail(span, "svc.resource.parameters", params);
+      telemetry.detail(span, "svc.request.context", requestContext(extra));
       const result = toResourceResult(await found.read(uri, params, context(extra)), uri, found.mimeType);
       telemetry.detail(span, "svc.resource.contents", result.contents);
       return result;
@@ -314,6 +324,7 @@ export function createMcpServer(catalog: Catalog): Server {
     const attributes = { ...baseAttributes("prompts/get", extra), "gen_ai.prompt.name": name };
     return telemetry.span(`prompts/get ${name}`, "server", attributes, async (span) => {
       telemetry.detail(span, "svc.prompt.arguments", request.params.arguments ?? {});
+      telemetry.detail(span, "svc.request.context", requestContext(extra));
       const parsed = prompt.validate.safeParse(request.params.arguments ?? {});
       if (!parsed.success) {
         throw new McpError(
