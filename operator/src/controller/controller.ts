@@ -50,6 +50,10 @@ interface GatewayResult {
 
 type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
+function withType(object: KubernetesObject, apiVersion: string, kind: string): Resource {
+  return { ...(object as unknown as Resource), apiVersion, kind };
+}
+
 const crdType = (kind: Kind): WatchedType => ({
   apiVersion: GROUP_VERSION,
   kind,
@@ -240,8 +244,15 @@ export class Controller {
     }
   }
 
+  /** Cached objects of a kind, with apiVersion and kind filled in: a real API server leaves them out of the
+   *  items of a list, and the render needs them (references, owner references). */
   private resources(kind: Kind): Resource[] {
-    return this.caches[kind].list() as unknown as Resource[];
+    return this.caches[kind].list().map((object) => withType(object, GROUP_VERSION, kind));
+  }
+
+  private cached(kind: Kind, namespace: string, name: string): Resource | undefined {
+    const object = this.caches[kind].get(name, namespace);
+    return object ? withType(object, GROUP_VERSION, kind) : undefined;
   }
 
   private memberKeys(refs: ResourceRef[]): Set<string> {
@@ -250,7 +261,7 @@ export class Controller {
 
   private async reconcileGateway(namespace: string, name: string): Promise<void> {
     const key = `McpGateway/${namespace}/${name}`;
-    const gateway = this.caches.McpGateway.get(name, namespace) as Resource | undefined;
+    const gateway = this.cached("McpGateway", namespace, name);
     const previous = this.results.get(key);
     if (!gateway) {
       this.results.delete(key);
@@ -365,25 +376,23 @@ export class Controller {
     name: string,
   ): Promise<void> {
     const key = `${kind}/${namespace}/${name}`;
-    const resource = this.caches[kind].get(name, namespace) as Resource | undefined;
+    const resource = this.cached(kind, namespace, name);
     if (!resource) return; // owned objects go with it (owner references)
     let ready: ConditionInput | undefined;
     const extra: ResourceStatus = {};
     if (kind === "McpServer") {
       const workload = renderServerWorkload(resource);
       for (const object of workload) await this.kube.apply(object);
-      for (const cache of [this.caches.ownedDeployments, this.caches.ownedServices]) {
+      const owned = [
+        { cache: this.caches.ownedDeployments, apiVersion: "apps/v1", kind: "Deployment" },
+        { cache: this.caches.ownedServices, apiVersion: "v1", kind: "Service" },
+      ];
+      for (const { cache, apiVersion, kind: ownedKind } of owned) {
         for (const object of cache.list(namespace)) {
           const labels = object.metadata?.labels ?? {};
           const stale =
             labels[OWNER_KIND_LABEL] === kind && labels[OWNER_NAME_LABEL] === name && workload.length === 0;
-          if (stale)
-            await this.kube.delete(
-              object.apiVersion ?? "v1",
-              object.kind ?? "",
-              namespace,
-              object.metadata?.name ?? "",
-            );
+          if (stale) await this.kube.delete(apiVersion, ownedKind, namespace, object.metadata?.name ?? "");
         }
       }
       const deployment = serverDeploymentOf(resource);

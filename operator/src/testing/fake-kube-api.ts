@@ -590,9 +590,11 @@ export class FakeKubeApi {
     response: ServerResponse,
   ): void {
     const selector = parseLabelSelector(url.searchParams.get("labelSelector"));
+    // Like a real API server, list items carry no apiVersion/kind (only the list does); watch events do.
     const items = this.listStored(type, namespace)
       .map((stored) => stored.object)
-      .filter((object) => selector(labelsOf(object)));
+      .filter((object) => selector(labelsOf(object)))
+      .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
     this.sendJson(response, 200, {
       kind: `${type.kind}List`,
       apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
