@@ -86,4 +86,17 @@ describe("controller start-up and scope", () => {
     });
     await waitFor(() => expect(configOf("mine").servers[0].url).toBe("http://elsewhere.example/mcp"));
   });
+
+  it("keeps watching after the API server drops its watch connections", async () => {
+    api.dropWatches();
+    api.put({
+      apiVersion: group,
+      kind: "McpServer",
+      metadata: { name: "late", namespace: "mine" },
+      spec: { url: "http://late.example/mcp" },
+    });
+    await waitFor(() =>
+      expect(configOf("mine").servers.map((server: { name: string }) => server.name)).toContain("late"),
+    );
+  });
 });
