@@ -1,8 +1,8 @@
-// Pipeline step 7: one call to the upstream through its keep-alive pool, and the translation of what comes
+// Pipeline step 7: one call to the upstream through its keep-alive pool (undici dispatch, see
+// upstream-exchange.ts), and the translation of what comes
 // back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay;
 // failures become GatewayErrors naming the server.
 import type { IncomingHttpHeaders } from "node:http";
-import type { Dispatcher } from "undici";
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
@@ -10,7 +10,8 @@ import { apiKeyVariable, type UpstreamRoute } from "../server/config-snapshot.ts
 import type { GatewayMetrics, UpstreamErrorKind } from "../server/metrics.ts";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { relaySse, type SseEventInspector } from "./sse-relay.ts";
+import { relaySse, type SseEventInspector, type SseRelay } from "./sse-relay.ts";
+import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
 import type { UpstreamPools } from "./upstream-pools.ts";
 
 export interface ForwardRequest {
@@ -103,9 +104,9 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   if (route.apiKeyProblem !== undefined) {
     throw new GatewayError("upstream_api_key_missing", route.apiKeyProblem, { server: route.name });
   }
-  let upstream: Dispatcher.ResponseData;
-  try {
-    upstream = await deps.pools.pool(route.origin).request({
+  const exchange = new UpstreamExchange(request.signal);
+  deps.pools.pool(route.origin).dispatch(
+    {
       method: request.method,
       path:
         request.search === ""
@@ -113,11 +114,15 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
           : `${route.path}${route.path.includes("?") ? "&" : "?"}${request.search.slice(1)}`,
       headers: upstreamRequestHeaders(request.incomingHeaders, request.requestId, route.authHeaders),
       body: request.body,
-      signal: request.signal,
       // Only the wait for response headers is bounded: a stream may then stay open for as long as it lives.
       headersTimeout: request.timeoutMs,
       bodyTimeout: 0,
-    });
+    },
+    exchange,
+  );
+  let head: UpstreamHead;
+  try {
+    head = await exchange.head;
   } catch (error) {
     if (request.signal?.aborted === true) {
       throw new GatewayError(
@@ -131,31 +136,30 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     throw upstreamFailure(route, error, deps.metrics);
   }
 
-  const status = upstream.statusCode;
+  const status = head.statusCode;
   if (status === 401 || status >= 500) {
-    // Discard the body (a bounded dump, so an endless stream cannot pin the connection).
-    upstream.body.dump().catch(() => {});
+    exchange.discard();
     throw rejectStatus(route, status, deps.metrics);
   }
-  const headers = downstreamResponseHeaders(upstream.headers, request.requestId);
+  const headers = downstreamResponseHeaders(head.headers, request.requestId);
   if (request.cors !== undefined) {
     const vary = headers.vary;
     Object.assign(headers, request.cors);
     if (vary !== undefined) headers.vary = `${vary}, origin`;
   }
-  const contentType = upstream.headers["content-type"];
+  const contentType = head.headers["content-type"];
   if (typeof contentType === "string" && contentType.startsWith("text/event-stream")) {
-    return streamResponse(request, deps, upstream, headers);
+    return streamResponse(request, deps, exchange, status, headers);
   }
   if (status === 204 || status === 304) {
-    upstream.body.dump().catch(() => {});
+    exchange.discard();
     return new Response(null, { status, headers });
   }
   // A JSON answer passes byte for byte. A response policy that must read it (RBAC list filtering, scrubbing)
   // parses these bytes here; until one is configured nothing is re-serialised.
-  let bytes: Uint8Array;
+  let bytes: Buffer;
   try {
-    bytes = new Uint8Array(await upstream.body.arrayBuffer());
+    bytes = await exchange.bytes();
   } catch (error) {
     throw upstreamFailure(route, error, deps.metrics);
   }
@@ -165,16 +169,21 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
 function streamResponse(
   request: ForwardRequest,
   deps: ForwardDeps,
-  upstream: Dispatcher.ResponseData,
+  exchange: UpstreamExchange,
+  status: number,
   headers: Record<string, string>,
 ): Response {
   const { route } = request;
   // Proxies between the gateway and the client must not buffer the stream either.
   headers["cache-control"] ??= "no-cache";
   headers["x-accel-buffering"] = "no";
-  let unregister = (): void => {};
-  const relay = relaySse({
-    upstream: upstream.body,
+  // Registered before the relay exists: a short answer can end inside relaySse() itself.
+  let relay: SseRelay | undefined;
+  const unregister = deps.streams.open(route.name, request.method === "GET" ? "get" : "post", () =>
+    relay?.close(),
+  );
+  relay = relaySse({
+    upstream: exchange,
     server: route.name,
     requestId: request.requestId,
     pendingIds: request.pendingIds,
@@ -190,6 +199,5 @@ function streamResponse(
       }
     },
   });
-  unregister = deps.streams.open(route.name, request.method === "GET" ? "get" : "post", relay.close);
-  return new Response(relay.body, { status: upstream.statusCode, headers });
+  return new Response(relay.body, { status, headers });
 }

@@ -1,15 +1,16 @@
 // Relays an upstream SSE body to the client one event at a time. Each event is parsed (so a policy can
 // read or rewrite its JSON-RPC message), re-serialised with its `id:` and `retry:`, and written as soon as
-// it is complete; nothing is read from the upstream faster than the client takes it (pull-based, no queue).
+// it is complete. Backpressure goes all the way up: when the client does not keep up, the upstream is paused
+// (at most 64 KiB are held), so a stream is never buffered whole.
 // If the upstream dies mid-stream, every request on this POST still unanswered gets a JSON-RPC error event,
 // so the client fails fast instead of waiting forever. A clean end of stream is passed on as is: under the
 // 2025-11-25 transport a server may close a stream early and let the client resume with Last-Event-ID.
-import type { Readable } from "node:stream";
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { isJsonRpcResponse, type JsonRpcMessage, parseJsonRpcEventData } from "../sse/json-rpc.ts";
 import { eventData, type SseEvent, serializeSseEvent } from "../sse/sse-event.ts";
 import { SseParser } from "../sse/sse-parser.ts";
+import type { UpstreamExchange } from "./upstream-exchange.ts";
 
 /** Response-side policy hook (pipeline step 8): sees each event and its JSON-RPC message, returns what to send. */
 export type SseEventInspector = (
@@ -18,7 +19,7 @@ export type SseEventInspector = (
 ) => SseEvent | undefined;
 
 export interface SseRelayOptions {
-  upstream: Readable;
+  upstream: UpstreamExchange;
   server: string;
   requestId: string;
   /** Requests in the POST body still waiting for an answer on this stream; empty for GET streams. */
@@ -43,7 +44,6 @@ export function relaySse(options: SseRelayOptions): SseRelay {
   const parser = new SseParser();
   const pending = new Map<string, JsonRpcId>();
   for (const id of options.pendingIds) pending.set(idKey(id), id);
-  const iterator = options.upstream[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
 
@@ -51,7 +51,6 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     if (ended) return;
     ended = true;
     parser.end();
-    if (!options.upstream.destroyed) options.upstream.destroy();
     options.onEnd(outcome);
   };
 
@@ -89,38 +88,37 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     {
       start(controller) {
         controllerRef = controller;
-      },
-      async pull(controller) {
-        for (;;) {
-          let next: IteratorResult<Uint8Array>;
-          try {
-            next = await iterator.next();
-          } catch (error) {
+        options.upstream.attach({
+          data(chunk) {
+            if (ended) return false;
+            const out = render(parser.push(chunk));
+            if (out !== "") controller.enqueue(encoder.encode(out));
+            return (controller.desiredSize ?? 0) > 0;
+          },
+          end() {
+            if (ended) return;
+            controller.close();
+            finish({ aborted: false });
+          },
+          error(error) {
             if (ended) return; // closed by the gateway (drain) or the client
             const out = abortedEvents(error);
             if (out !== "") controller.enqueue(encoder.encode(out));
             controller.close();
             finish({ aborted: true, error });
-            return;
-          }
-          if (next.done) {
-            controller.close();
-            finish({ aborted: false });
-            return;
-          }
-          const out = render(parser.push(next.value));
-          if (out !== "") {
-            controller.enqueue(encoder.encode(out));
-            return;
-          }
-        }
+          },
+        });
+      },
+      pull() {
+        options.upstream.resume();
       },
       cancel() {
         // The client went away: stop reading, and let the upstream see the disconnect.
         finish({ aborted: false });
+        options.upstream.abort();
       },
     },
-    { highWaterMark: 0 },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
   );
 
   return {
@@ -128,6 +126,7 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     close: () => {
       if (ended) return;
       finish({ aborted: false });
+      options.upstream.abort();
       try {
         controllerRef?.close();
       } catch {

@@ -158,6 +158,36 @@ describe("streams", () => {
     );
   });
 
+  test("a client that drops an SSE stream: the gateway lets go of the upstream stream too", async () => {
+    const { upstream, gateway, endpoint } = await setup({ stateful: true });
+    const { transport, client } = await connectClient(endpoint);
+    const response = await request(endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": transport.sessionId as string,
+        "mcp-protocol-version": transport.protocolVersion as string,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "gated", arguments: { steps: 1 }, _meta: { progressToken: "t" } },
+      }),
+    });
+    const reader = response.body[Symbol.asyncIterator]();
+    expect(String((await reader.next()).value)).toContain("notifications/progress");
+    const before = upstream.disconnects();
+    response.body.destroy();
+    await waitFor(() => upstream.disconnects() > before, "the upstream to see the disconnect");
+    await client.close();
+    await waitFor(
+      async () => /svc_gateway_open_streams\{server="up"\} 0\n/.test(await metricsText(gateway)),
+      "no open streams",
+    );
+  });
+
   test("resumption: the upstream closes the stream, the client resumes with Last-Event-ID", async () => {
     const { upstream, endpoint } = await setup({ stateful: true, resumable: true });
     const { client } = await connectClient(endpoint);

@@ -44,6 +44,8 @@ export interface Upstream {
   broadcast(message: string): Promise<void>;
   /** Request headers of the last MCP request the upstream received. */
   lastHeaders: () => Record<string, string | string[] | undefined>;
+  /** Responses whose connection closed before they finished (the client, or the gateway, went away). */
+  disconnects: () => number;
   /** Method and headers of every request received, in order. */
   requests: Array<{ method: string; headers: Record<string, string | string[] | undefined> }>;
   close(): Promise<void>;
@@ -102,6 +104,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
   let lastHeaders: Record<string, string | string[] | undefined> = {};
   const requests: Upstream["requests"] = [];
+  let disconnects = 0;
   const eventStore = options.resumable === true ? new InMemoryEventStore() : undefined;
 
   const newTransport = (): StreamableHTTPServerTransport =>
@@ -123,6 +126,9 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     lastHeaders = { ...req.headers };
     requests.push({ method: req.method ?? "", headers: lastHeaders });
+    res.on("close", () => {
+      if (!res.writableFinished) disconnects++;
+    });
     if (options.forceStatus !== undefined) {
       res.writeHead(options.forceStatus, { "content-type": "application/json" }).end("{}");
       return;
@@ -170,6 +176,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     gate,
     lastHeaders: () => lastHeaders,
     requests,
+    disconnects: () => disconnects,
     broadcast: async (message) => {
       for (const { server } of sessions.values()) {
         await server.server.sendLoggingMessage({ level: "info", data: message });
