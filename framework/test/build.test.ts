@@ -90,6 +90,8 @@ describe("build errors name the files", () => {
       "tools/nodesc.ts": `import { defineTool } from "svc";\nexport default defineTool({ handler: () => "x" } as never);\n`,
       "tools/nothing.ts": "export const x = 1;\n",
       "prompts/empty.ts": "export {};\n",
+      "prompts/named.ts": `import { definePrompt } from "svc";\nexport const p = definePrompt({ description: "d", render: () => "x" });\n`,
+      "resources/wrong.ts": tool("A tool in resources/"),
       "health.ts": "export function probe() { return true; }\n",
     });
     const error = await buildProject(dir, "prod").catch((e: unknown) => e);
@@ -99,6 +101,12 @@ describe("build errors name the files", () => {
     expect(message).toContain("tools/nodesc.ts: missing description");
     expect(message).toContain("tools/nothing.ts: nothing usable exported");
     expect(message).toContain("prompts/empty.ts: nothing usable exported");
+    expect(message).toContain(
+      "prompts/named.ts: nothing usable exported: a prompt module must `export default definePrompt({...})`, but the definition is exported as 'p'",
+    );
+    expect(message).toContain(
+      "resources/wrong.ts: nothing usable exported: a resource module must `export default defineResource({...})`, but its default export is a tool (move the file to tools/)",
+    );
     expect(message).toContain("health.ts: must export a function check()");
     expect(existsSync(join(dir, "dist"))).toBe(false);
   }, 120_000);

@@ -42,6 +42,22 @@ function isComponent(
   );
 }
 
+const KINDS: ComponentKind[] = ["tool", "resource", "prompt"];
+
+/** Says what a module exports instead of a default definition of its folder's kind, and what to do. */
+function whyNotUsable(kind: ComponentKind, module: Record<string, unknown>): string {
+  const expected = `a ${kind} module must \`export default ${HELPER[kind]}({...})\``;
+  const otherKind = KINDS.find((k) => k !== kind && isComponent(module.default, k));
+  if (otherKind)
+    return `${expected}, but its default export is a ${otherKind} (move the file to ${otherKind}s/)`;
+  const named = Object.entries(module).find(
+    ([name, value]) => name !== "default" && isComponent(value, kind),
+  );
+  if (named)
+    return `${expected}, but the definition is exported as '${named[0]}' (make it the default export)`;
+  return `${expected} (${Object.keys(module).length === 0 ? "it exports nothing" : "its default export is not one"})`;
+}
+
 /** Problems with one definition's own fields (the name and duplicates are checked across modules). */
 function definitionProblems(kind: ComponentKind, definition: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -82,10 +98,7 @@ export async function loadRegistry(
     }
     const exported = module.default;
     if (!isComponent(exported, entry.kind)) {
-      const other = Object.keys(module).length === 0 ? "it exports nothing" : "its default export is not one";
-      problems.push(
-        `${entry.file}: nothing usable exported: a ${entry.kind} module must \`export default ${HELPER[entry.kind]}({...})\` (${other})`,
-      );
+      problems.push(`${entry.file}: nothing usable exported: ${whyNotUsable(entry.kind, module)}`);
       continue;
     }
     const definition = exported.definition as Record<string, unknown>;
