@@ -6,6 +6,8 @@ import { type Catalog, createMcpServer } from "./mcp-server.ts";
 
 /** A session with no request for this long is closed (README "Limits"). */
 export const SESSION_IDLE_MS = 30 * 60_000;
+/** Open sessions per process; a new session beyond this is refused with 503 until others end or expire. */
+export const MAX_SESSIONS = 10_000;
 /** Suggested client reconnection delay for SSE polling (the `retry` field of priming events). */
 export const SSE_RETRY_MS = 1000;
 
@@ -49,7 +51,7 @@ function statelessEndpoint(catalog: Catalog): McpEndpoint {
 }
 
 /** Stateful mode: sessions keyed by Mcp-Session-Id, resumable through an in-memory event store. */
-function sessionEndpoint(catalog: Catalog): McpEndpoint {
+function sessionEndpoint(catalog: Catalog, maxSessions: number): McpEndpoint {
   const sessions = new Map<string, Session>();
   const eventStore = new MemoryEventStore();
   const sweep = setInterval(() => {
@@ -76,6 +78,7 @@ function sessionEndpoint(catalog: Catalog): McpEndpoint {
       }
       if (request.method !== "POST")
         return rpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
+      if (sessions.size >= maxSessions) return rpcError(503, -32000, "Too many open sessions; retry later");
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore,
@@ -109,6 +112,8 @@ function sessionEndpoint(catalog: Catalog): McpEndpoint {
   };
 }
 
-export function createMcpEndpoint(catalog: Catalog): McpEndpoint {
-  return catalog.settings.stateless_http ? statelessEndpoint(catalog) : sessionEndpoint(catalog);
+export function createMcpEndpoint(catalog: Catalog, limits: { maxSessions?: number } = {}): McpEndpoint {
+  return catalog.settings.stateless_http
+    ? statelessEndpoint(catalog)
+    : sessionEndpoint(catalog, limits.maxSessions ?? MAX_SESSIONS);
 }
