@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, formatProblem, type LoadedConfig, loadConfig } from "../config/index.ts";
 
-const HELP = `Usage: svc-gateway validate [--config FILE] [--json]
+const HELP = `Usage: svc-gateway validate [--config FILE] [--json] [--keep-unset-variables]
 
 Checks a gateway configuration: finds it like the gateway does (SVC_CONFIG_FILE,
 /etc/svc-gateway/config.yaml, /etc/svc-gateway/config.yml, ./svc-gateway.yaml,
@@ -10,19 +10,23 @@ Checks a gateway configuration: finds it like the gateway does (SVC_CONFIG_FILE,
 Options:
   -c, --config FILE  validate FILE instead of searching; "-" reads standard input
       --json         print the result as JSON
+      --keep-unset-variables
+                     leave an unset \${VAR} as written instead of failing: checks
+                     YAML rendered for a pod whose secrets are not in this shell
   -h, --help         show this help
 
 Exit status: 0 valid, 1 invalid (one line per problem), 2 usage error.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { config?: string; json?: boolean; help?: boolean };
+  let values: { config?: string; json?: boolean; help?: boolean; "keep-unset-variables"?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         config: { type: "string", short: "c" },
         json: { type: "boolean" },
+        "keep-unset-variables": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -39,7 +43,10 @@ export async function run(argv: string[]): Promise<number> {
 
   let loaded: LoadedConfig;
   try {
-    loaded = await loadConfig(values.config === undefined ? {} : { configPath: values.config });
+    loaded = await loadConfig({
+      ...(values.config === undefined ? {} : { configPath: values.config }),
+      keepUnsetVariables: values["keep-unset-variables"] ?? false,
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     if (values.json) {

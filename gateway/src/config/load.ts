@@ -3,7 +3,12 @@ import { attributeToEnvironment, CONTROL_PLANE_ENV, readCentralizedSettings } fr
 import type { GatewayConfig } from "./derive.ts";
 import { CONFIG_FILE_ENV, findConfigFile } from "./discover.ts";
 import { ConfigError } from "./problems.ts";
-import { type DeploymentMode, validateConfigText, validateConfigValue } from "./validate.ts";
+import {
+  type DeploymentMode,
+  type ValidateTextOptions,
+  validateConfigText,
+  validateConfigValue,
+} from "./validate.ts";
 
 export interface LoadOptions {
   /** A file that overrides discovery (`--config FILE`); `-` reads standard input. */
@@ -14,6 +19,8 @@ export interface LoadOptions {
   root?: string;
   /** Where `-` reads from; standard input by default. */
   stdin?: AsyncIterable<string | Uint8Array>;
+  /** Leave an unset `${VAR}` as written instead of failing (checking rendered YAML before its secrets exist). */
+  keepUnsetVariables?: boolean;
 }
 
 export interface LoadedConfig {
@@ -29,12 +36,13 @@ export interface LoadedConfig {
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  const validate = { env, keepUnsetVariables: options.keepUnsetVariables ?? false };
 
   if (options.configPath === "-") {
-    return fromText(await readAll(options.stdin ?? process.stdin), "-", env, []);
+    return fromText(await readAll(options.stdin ?? process.stdin), "-", validate, []);
   }
   if (options.configPath !== undefined) {
-    return fromText(await readConfigFile(options.configPath), options.configPath, env, []);
+    return fromText(await readConfigFile(options.configPath), options.configPath, validate, []);
   }
 
   const found = await findConfigFile({
@@ -43,7 +51,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     ...(options.root === undefined ? {} : { root: options.root }),
   });
   if (found.path !== undefined)
-    return fromText(await readConfigFile(found.path), found.path, env, found.warnings);
+    return fromText(await readConfigFile(found.path), found.path, validate, found.warnings);
 
   const centralized = readCentralizedSettings(env);
   if (centralized.kind === "incomplete") throw new ConfigError(centralized.problems, "environment");
@@ -66,10 +74,10 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
 function fromText(
   text: string,
   source: string,
-  env: Record<string, string | undefined>,
+  options: ValidateTextOptions,
   warnings: string[],
 ): LoadedConfig {
-  const result = validateConfigText(text, { env });
+  const result = validateConfigText(text, options);
   if (!result.ok) throw new ConfigError(result.problems, source);
   return { config: result.config, mode: result.mode, source, warnings };
 }

@@ -13,6 +13,7 @@ export type ValidationResult =
   | { ok: false; problems: ConfigProblem[] };
 
 export interface ValidateTextOptions {
+  /** The variables `${VAR}` references resolve against; none unless given (the loader passes the process's). */
   env?: Record<string, string | undefined>;
   /** Leave an unset `${VAR}` as literal text instead of failing (the operator validates before the pod has secrets). */
   keepUnsetVariables?: boolean;
@@ -22,7 +23,7 @@ export interface ValidateTextOptions {
 export function validateConfigText(text: string, options: ValidateTextOptions = {}): ValidationResult {
   if (text.trim() === "")
     return { ok: false, problems: [{ path: "", message: "the configuration is empty" }] };
-  const parsed = parseYaml(text, options.env ?? process.env, options.keepUnsetVariables ?? false);
+  const parsed = parseYaml(text, options.env ?? {}, options.keepUnsetVariables ?? false);
   if (parsed.source === undefined) return { ok: false, problems: parsed.problems };
   if (parsed.source.value === null)
     return { ok: false, problems: [{ path: "", message: "the configuration is empty" }] };

@@ -95,6 +95,17 @@ describe("svc-gateway validate", () => {
     });
   });
 
+  test("--keep-unset-variables checks a file whose secrets are not in this environment", async () => {
+    const input =
+      'version: "1.0"\nservers:\n  - name: a\n    url: http://up/mcp\n    preregistered_client_id: c\n    preregistered_client_secret: ${SECRET}\n';
+    const strict = await svcGateway(["validate", "--config", "-"], { input });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("environment variable SECRET is not set");
+    expect((await svcGateway(["validate", "--config", "-", "--keep-unset-variables"], { input })).code).toBe(
+      0,
+    );
+  });
+
   test("--json summary of a valid file", async () => {
     const run = await svcGateway(["validate", "--config", "-", "--json"], { input: 'version: "1.0"\n' });
     expect(run.code).toBe(0);
