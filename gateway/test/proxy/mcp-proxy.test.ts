@@ -237,6 +237,24 @@ describe("streams", () => {
   });
 });
 
+test("an unknown (newer) MCP-Protocol-Version passes through untouched, and so does the upstream's answer", async () => {
+  const { upstream, endpoint } = await setup({ stateful: true });
+  const response = await request(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2099-01-01",
+      "mcp-session-id": "not-a-session",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+  });
+  await response.body.text();
+  expect(upstream.lastHeaders()["mcp-protocol-version"]).toBe("2099-01-01");
+  // The upstream decides (here: unknown session → 404), the gateway relays its status.
+  expect(response.statusCode).toBe(404);
+});
+
 describe("JSON-RPC batches (forwarded whole)", () => {
   let endpoint: string;
   beforeAll(async () => {
