@@ -117,7 +117,7 @@ async function runPipeline(
         requestId,
         pendingIds: parsed?.requestIds ?? [],
         timeoutMs: deps.upstreamTimeoutMs,
-        signal: c.req.raw.signal,
+        client: c.env.outgoing,
         cors,
       },
       deps,

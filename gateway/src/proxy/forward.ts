@@ -2,7 +2,7 @@
 // upstream-exchange.ts), and the translation of what comes
 // back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay;
 // failures become GatewayErrors naming the server.
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
@@ -25,7 +25,8 @@ export interface ForwardRequest {
   /** Ids of JSON-RPC requests in the body: the ones a dead stream must still answer. */
   pendingIds: readonly JsonRpcId[];
   timeoutMs: number;
-  signal: AbortSignal | undefined;
+  /** The client's response, watched for the client going away before the upstream answers. */
+  client: ServerResponse | undefined;
   /** CORS headers for an admitted browser origin, added to the answer. */
   cors?: Record<string, string>;
 }
@@ -104,7 +105,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   if (route.apiKeyProblem !== undefined) {
     throw new GatewayError("upstream_api_key_missing", route.apiKeyProblem, { server: route.name });
   }
-  const exchange = new UpstreamExchange(request.signal);
+  const exchange = new UpstreamExchange(request.client);
   deps.pools.pool(route.origin).dispatch(
     {
       method: request.method,
@@ -124,7 +125,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   try {
     head = await exchange.head;
   } catch (error) {
-    if (request.signal?.aborted === true) {
+    if (exchange.clientGone) {
       throw new GatewayError(
         "client_closed_request",
         "Client closed the request before the upstream answered",

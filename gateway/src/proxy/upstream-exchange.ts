@@ -2,7 +2,7 @@
 // machinery of `pool.request` (measured here: ~40% less client CPU per request). The response is paused as
 // soon as its headers arrive; the caller then either collects the body (JSON), attaches a sink that applies
 // backpressure (SSE), or discards it.
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 
 export interface UpstreamHead {
@@ -30,21 +30,31 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #early: Buffer[] = [];
   #ended = false;
   #failure: Error | undefined;
-  readonly #signal: AbortSignal | undefined;
-  readonly #onAbort = (): void => this.abort(new DOMException("The client closed the request", "AbortError"));
+  /** The client's response: when it closes before the upstream has answered, the client has gone away. */
+  readonly #client: ServerResponse | undefined;
+  #clientGone = false;
+  readonly #onClientClose = (): void => {
+    this.#clientGone = true;
+    this.abort(new Error("the client closed the request"));
+  };
 
-  constructor(signal: AbortSignal | undefined) {
+  constructor(client: ServerResponse | undefined) {
     this.head = new Promise<UpstreamHead>((resolve, reject) => {
       this.#resolveHead = resolve;
       this.#rejectHead = reject;
     });
-    this.#signal = signal;
-    signal?.addEventListener("abort", this.#onAbort, { once: true });
+    this.#client = client;
+    client?.once("close", this.#onClientClose);
+  }
+
+  /** True when the exchange was abandoned because the client went away before the answer. */
+  get clientGone(): boolean {
+    return this.#clientGone;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#signal?.aborted === true) this.#onAbort();
+    if (this.#clientGone) controller.abort(new Error("the client closed the request"));
   }
 
   onResponseStart(
@@ -55,8 +65,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return; // 1xx informational answers come before the real one
     controller.pause(); // nothing more is read until the caller decides what to do with the body
     // From here the caller owns the body: a client that goes away cancels it through the relay (or, for a
-    // JSON answer, the small remainder is simply read), so the client's signal no longer applies.
-    this.#detachSignal();
+    // JSON answer, the small remainder is simply read), so the client's close no longer concerns it here.
+    this.#detachClient();
     this.#headSettled = true;
     this.#resolveHead({ statusCode, headers });
   }
@@ -72,13 +82,13 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.#ended = true;
-    this.#detachSignal();
+    this.#detachClient();
     this.#sink?.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#failure = error;
-    this.#detachSignal();
+    this.#detachClient();
     if (!this.#headSettled) {
       this.#headSettled = true;
       this.#rejectHead(error);
@@ -105,7 +115,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   /** Stops the exchange (the connection is closed, not reused). */
   abort(reason?: Error): void {
-    this.#detachSignal();
+    this.#detachClient();
     this.#controller?.abort(reason ?? new Error("aborted by the gateway"));
   }
 
@@ -140,7 +150,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  #detachSignal(): void {
-    this.#signal?.removeEventListener("abort", this.#onAbort);
+  #detachClient(): void {
+    this.#client?.off("close", this.#onClientClose);
   }
 }
