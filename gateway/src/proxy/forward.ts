@@ -50,7 +50,7 @@ const CONNECT_ERRORS = new Set([
 
 function upstreamFailure(route: UpstreamRoute, error: unknown, metrics: GatewayMetrics): GatewayError {
   const code = (error as { code?: unknown }).code;
-  if (code === "UND_ERR_HEADERS_TIMEOUT") {
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
     metrics.recordUpstreamError(route.name, "timeout");
     return new GatewayError("upstream_timeout", `Upstream server '${route.name}' did not answer in time`, {
       server: route.name,
@@ -158,11 +158,18 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   }
   // A JSON answer passes byte for byte. A response policy that must read it (RBAC list filtering, scrubbing)
   // parses these bytes here; until one is configured nothing is re-serialised.
+  // Unlike a stream, a JSON answer has an end to wait for: an upstream that stalls after its headers is a
+  // timeout too (the same budget again, counted from the headers).
+  const stalled = setTimeout(() => {
+    exchange.abort(Object.assign(new Error("upstream body timeout"), { code: "UND_ERR_BODY_TIMEOUT" }));
+  }, request.timeoutMs);
   let bytes: Buffer;
   try {
     bytes = await exchange.bytes();
   } catch (error) {
     throw upstreamFailure(route, error, deps.metrics);
+  } finally {
+    clearTimeout(stalled);
   }
   return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
 }

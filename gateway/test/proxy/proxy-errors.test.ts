@@ -2,6 +2,7 @@
 // origin or host that is not allowed, and every way an upstream can fail.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer } from "node:net";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -56,6 +57,7 @@ let upstream: Upstream;
 let jsonUpstream: Upstream;
 let unauthorised: Upstream;
 let broken: Upstream;
+let stalling: HttpServer;
 let crashing: { url: string; child: ChildProcess };
 let gateway: TestGateway;
 
@@ -63,6 +65,12 @@ beforeAll(async () => {
   upstream = await startUpstream({ stateful: true });
   unauthorised = await startUpstream({ forceStatus: 401 });
   broken = await startUpstream({ forceStatus: 500 });
+  // Sends JSON headers and half a body, then nothing.
+  stalling = createHttpServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+    res.write('{"jsonrpc":"2.0",');
+  });
+  await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
   crashing = await spawnUpstream();
   const down = `http://127.0.0.1:${await closedPort()}/mcp`;
   jsonUpstream = await startUpstream({ jsonResponse: true });
@@ -75,6 +83,7 @@ beforeAll(async () => {
       { name: "down", url: down },
       { name: "locked", url: unauthorised.url, upstream_auth_type: "oauth" },
       { name: "broken", url: broken.url },
+      { name: "stalling", url: `http://127.0.0.1:${(stalling.address() as { port: number }).port}/mcp` },
       { name: "keyed", url: upstream.url, upstream_auth_type: "api_key" },
       { name: "keyless", url: upstream.url, upstream_auth_type: "api_key" },
       { name: "crashy", url: crashing.url },
@@ -93,6 +102,8 @@ afterAll(async () => {
   await upstream?.close();
   await unauthorised?.close();
   await broken?.close();
+  stalling?.closeAllConnections();
+  stalling?.close();
   crashing?.child.kill("SIGKILL");
 });
 
@@ -276,6 +287,15 @@ describe("upstream failures", () => {
       .poll(metrics)
       .toContain('svc_gateway_requests_total{server="json",method="tools/call",status="499"} 1');
     expect(await metrics()).not.toContain('server="json",kind="unreachable"');
+  });
+
+  test("a JSON answer that stalls after its headers → 504", async () => {
+    const response = await post("/stalling/mcp", INITIALIZE);
+    expect(response.statusCode).toBe(504);
+    expect(await response.body.json()).toMatchObject({
+      id: 1,
+      error: { data: { reason: "upstream_timeout" } },
+    });
   });
 
   test("a stream that outlives the request timeout is not cut", async () => {
