@@ -14,6 +14,8 @@ const COMPONENTS = {
   "tools/echo.ts": `import { defineTool, z } from "svc";
 export default defineTool({ description: "Echoes", input: { text: z.string(), apiKey: z.string().optional() },
   handler: ({ text }) => "echo:" + text });\n`,
+  "tools/soft.ts": `import { defineTool } from "svc";
+export default defineTool({ description: "Reports an error result", handler: () => ({ isError: true, content: [{ type: "text", text: "no" }] }) });\n`,
   "tools/fail.ts": `import { defineTool } from "svc";
 export default defineTool({ description: "Fails", handler: () => { throw new Error("boom"); } });\n`,
   "tools/ask.ts": `import { defineTool } from "svc";
@@ -32,6 +34,9 @@ let root: Awaited<ReturnType<typeof tempDir>>;
 let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
 const servers: Spawned[] = [];
 const clients: Client[] = [];
+const elicitationMeta: Record<string, unknown>[] = [];
+const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
+const CALLER_SPAN = "b7ad6b7169203331";
 
 async function exercise(projectDir: string, env: NodeJS.ProcessEnv = {}) {
   const { server, url } = await serveBuilt(projectDir, {
@@ -44,7 +49,10 @@ async function exercise(projectDir: string, env: NodeJS.ProcessEnv = {}) {
   servers.push(server);
   const client = await connectClient(url, { elicitation: {}, sampling: {} });
   clients.push(client);
-  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Ada" } }));
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitationMeta.push(request.params._meta ?? {});
+    return { action: "accept", content: { name: "Ada" } };
+  });
   client.setRequestHandler(CreateMessageRequestSchema, async () => ({
     role: "assistant",
     content: { type: "text", text: "hello there" },
@@ -53,8 +61,10 @@ async function exercise(projectDir: string, env: NodeJS.ProcessEnv = {}) {
   await client.callTool({
     name: "echo",
     arguments: { apiKey: "sk-123", text: "x".repeat(DETAIL_LIMIT * 2) },
+    _meta: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
   });
   await client.callTool({ name: "fail", arguments: {} });
+  await client.callTool({ name: "soft", arguments: {} });
   expect((await client.callTool({ name: "ask", arguments: {} })).content).toEqual([
     { type: "text", text: "accept:hello there" },
   ]);
@@ -86,6 +96,7 @@ afterAll(async () => {
 const EXPECTED = [
   "tools/call echo",
   "tools/call fail",
+  "tools/call soft",
   "tools/call ask",
   "elicitation/create",
   "sampling/createMessage",
@@ -108,6 +119,18 @@ describe("tracing without detailed_tracing", () => {
     });
     expect(echo?.attributes["mcp.session.id"]).toMatch(/^[0-9a-f-]{36}$/);
     expect(echo?.attributes["gen_ai.tool.call.arguments"]).toBeUndefined();
+    expect(echo?.attributes).toMatchObject({
+      "network.transport": "tcp",
+      "mcp.protocol.version": "2025-11-25",
+    });
+    // The caller's traceparent in params._meta makes its span the parent.
+    expect(echo?.traceId).toBe(CALLER_TRACE);
+    expect(echo?.parentSpanId).toBe(CALLER_SPAN);
+    // Server-initiated requests carry the tool span's trace context to the client.
+    const ask = byName("tools/call ask");
+    expect(String(elicitationMeta[0]?.traceparent)).toContain(ask?.traceId);
+    expect(byName("elicitation/create")?.traceId).toBe(ask?.traceId);
+    expect(byName("tools/call soft")?.attributes["error.type"]).toBe("tool_error");
     expect(byName("tools/call fail")?.status.code).toBe(2); // ERROR
     expect(byName("tools/call fail")?.attributes["error.type"]).toBe("Error");
     expect(byName("elicitation/create")?.kind).toBe(3); // CLIENT

@@ -131,6 +131,12 @@ export function createMcpServer(catalog: Catalog): Server {
   let logLevel: LoggingLevel | undefined;
   const subscriptions = new Set<string>();
 
+  // Server-initiated requests carry the active span's traceparent in _meta, so a traced client can join the trace.
+  const withTraceContext = <P extends { _meta?: Record<string, unknown> }>(params: P): P => {
+    const meta = telemetry.inject(params._meta);
+    return meta && Object.keys(meta).length > 0 ? { ...params, _meta: meta } : params;
+  };
+
   const context = (extra: Extra): RequestContext => ({
     signal: extra.signal,
     sessionId: extra.sessionId,
@@ -166,7 +172,7 @@ export function createMcpServer(catalog: Catalog): Server {
         async (span) => {
           telemetry.detail(span, "svc.elicitation.request", params);
           const result = await extra.sendRequest(
-            { method: "elicitation/create", params },
+            { method: "elicitation/create", params: withTraceContext(params) },
             ElicitResultSchema,
           );
           span.setAttribute("svc.elicitation.action", result.action);
@@ -183,7 +189,7 @@ export function createMcpServer(catalog: Catalog): Server {
       return telemetry.span("sampling/createMessage", "client", attributes, async (span) => {
         telemetry.detail(span, "svc.sampling.request", params);
         const result = await extra.sendRequest(
-          { method: "sampling/createMessage", params },
+          { method: "sampling/createMessage", params: withTraceContext(params) },
           CreateMessageResultSchema,
         );
         span.setAttribute("gen_ai.response.model", result.model);
@@ -199,11 +205,17 @@ export function createMcpServer(catalog: Catalog): Server {
     },
   });
 
-  const baseAttributes = (method: string, extra: Extra) => ({
-    "mcp.method.name": method,
-    "jsonrpc.request.id": String(extra.requestId),
-    ...(extra.sessionId ? { "mcp.session.id": extra.sessionId } : {}),
-  });
+  const baseAttributes = (method: string, extra: Extra) => {
+    const version = extra.requestInfo?.headers["mcp-protocol-version"];
+    return {
+      "mcp.method.name": method,
+      "jsonrpc.request.id": String(extra.requestId),
+      "network.transport": "tcp",
+      "network.protocol.name": "http",
+      ...(typeof version === "string" ? { "mcp.protocol.version": version } : {}),
+      ...(extra.sessionId ? { "mcp.session.id": extra.sessionId } : {}),
+    };
+  };
 
   // detailed_tracing "request context": who called and in which session, never the credential itself.
   const requestContext = (extra: Extra) => ({
@@ -231,41 +243,53 @@ export function createMcpServer(catalog: Catalog): Server {
       "gen_ai.tool.name": name,
       "gen_ai.operation.name": "execute_tool",
     };
-    return telemetry.span(`tools/call ${name}`, "server", attributes, async (span) => {
-      const raw = request.params.arguments ?? {};
-      telemetry.detail(span, "gen_ai.tool.call.arguments", raw);
-      telemetry.detail(span, "svc.request.context", requestContext(extra));
-      let args: Record<string, unknown> = raw;
-      if (tool.validate) {
-        const parsed = tool.validate.safeParse(raw);
-        if (!parsed.success) {
-          span.setAttribute("error.type", "invalid_arguments");
-          return {
+    return telemetry.span(
+      `tools/call ${name}`,
+      "server",
+      attributes,
+      async (span) => {
+        const raw = request.params.arguments ?? {};
+        telemetry.detail(span, "gen_ai.tool.call.arguments", raw);
+        telemetry.detail(span, "svc.request.context", requestContext(extra));
+        let args: Record<string, unknown> = raw;
+        if (tool.validate) {
+          const parsed = tool.validate.safeParse(raw);
+          if (!parsed.success) {
+            span.setAttribute("error.type", "invalid_arguments");
+            return {
+              isError: true,
+              content: [
+                { type: "text", text: `Invalid arguments for tool ${name}: ${zodMessage(parsed.error)}` },
+              ],
+            };
+          }
+          args = parsed.data as Record<string, unknown>;
+        }
+        let result: ReturnType<typeof toToolResult>;
+        let thrown = false;
+        try {
+          const handler = tool.run.component.definition.handler as (a: unknown, c: RequestContext) => unknown;
+          result = toToolResult((await handler(args, context(extra))) as never);
+        } catch (error) {
+          if (error instanceof McpError) throw error;
+          thrown = true;
+          span.recordException(error as Error);
+          span.setAttribute("error.type", (error as Error).name || "Error");
+          result = {
             isError: true,
-            content: [
-              { type: "text", text: `Invalid arguments for tool ${name}: ${zodMessage(parsed.error)}` },
-            ],
+            content: [{ type: "text", text: (error as Error).message || String(error) }],
           };
         }
-        args = parsed.data as Record<string, unknown>;
-      }
-      let result: ReturnType<typeof toToolResult>;
-      try {
-        const handler = tool.run.component.definition.handler as (a: unknown, c: RequestContext) => unknown;
-        result = toToolResult((await handler(args, context(extra))) as never);
-      } catch (error) {
-        if (error instanceof McpError) throw error;
-        span.recordException(error as Error);
-        span.setAttribute("error.type", (error as Error).name || "Error");
-        result = {
-          isError: true,
-          content: [{ type: "text", text: (error as Error).message || String(error) }],
-        };
-      }
-      if (result.isError) span.setStatus({ code: 2, message: "tool returned isError" });
-      telemetry.detail(span, "gen_ai.tool.call.result", result);
-      return result;
-    });
+        if (result.isError) {
+          // Semantic conventions: a tool's isError result is an error of type tool_error unless one is known.
+          span.setStatus({ code: 2, message: "tool returned isError" });
+          if (!thrown) span.setAttribute("error.type", "tool_error");
+        }
+        telemetry.detail(span, "gen_ai.tool.call.result", result);
+        return result;
+      },
+      request.params._meta,
+    );
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
@@ -295,13 +319,19 @@ export function createMcpServer(catalog: Catalog): Server {
     if (!definition) throw new McpError(-32002, `Resource not found: ${uri}`, { uri });
     const found = definition;
     const attributes = { ...baseAttributes("resources/read", extra), "mcp.resource.uri": uri };
-    return telemetry.span("resources/read", "server", attributes, async (span) => {
-      telemetry.detail(span, "svc.resource.parameters", params);
-      telemetry.detail(span, "svc.request.context", requestContext(extra));
-      const result = toResourceResult(await found.read(uri, params, context(extra)), uri, found.mimeType);
-      telemetry.detail(span, "svc.resource.contents", result.contents);
-      return result;
-    });
+    return telemetry.span(
+      "resources/read",
+      "server",
+      attributes,
+      async (span) => {
+        telemetry.detail(span, "svc.resource.parameters", params);
+        telemetry.detail(span, "svc.request.context", requestContext(extra));
+        const result = toResourceResult(await found.read(uri, params, context(extra)), uri, found.mimeType);
+        telemetry.detail(span, "svc.resource.contents", result.contents);
+        return result;
+      },
+      request.params._meta,
+    );
   });
 
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -322,21 +352,27 @@ export function createMcpServer(catalog: Catalog): Server {
     const prompt = catalog.prompts.get(name);
     if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
     const attributes = { ...baseAttributes("prompts/get", extra), "gen_ai.prompt.name": name };
-    return telemetry.span(`prompts/get ${name}`, "server", attributes, async (span) => {
-      telemetry.detail(span, "svc.prompt.arguments", request.params.arguments ?? {});
-      telemetry.detail(span, "svc.request.context", requestContext(extra));
-      const parsed = prompt.validate.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Invalid arguments for prompt ${name}: ${zodMessage(parsed.error)}`,
-        );
-      }
-      const d = prompt.run.component.definition;
-      const result = toPromptResult(await d.render(parsed.data as never, context(extra)), d.description);
-      telemetry.detail(span, "svc.prompt.messages", result.messages);
-      return result;
-    });
+    return telemetry.span(
+      `prompts/get ${name}`,
+      "server",
+      attributes,
+      async (span) => {
+        telemetry.detail(span, "svc.prompt.arguments", request.params.arguments ?? {});
+        telemetry.detail(span, "svc.request.context", requestContext(extra));
+        const parsed = prompt.validate.safeParse(request.params.arguments ?? {});
+        if (!parsed.success) {
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `Invalid arguments for prompt ${name}: ${zodMessage(parsed.error)}`,
+          );
+        }
+        const d = prompt.run.component.definition;
+        const result = toPromptResult(await d.render(parsed.data as never, context(extra)), d.description);
+        telemetry.detail(span, "svc.prompt.messages", result.messages);
+        return result;
+      },
+      request.params._meta,
+    );
   });
 
   server.setRequestHandler(CompleteRequestSchema, async (request) => {

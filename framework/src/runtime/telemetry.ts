@@ -1,4 +1,13 @@
-import { type Attributes, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
 import type { Settings } from "../project/settings.ts";
 import { serializeForTrace } from "./serialize.ts";
 
@@ -7,12 +16,16 @@ export interface Telemetry {
   enabled: boolean;
   /** detailed_tracing: record inputs and outputs (serialized, size-limited). */
   detailed: boolean;
+  /** `carrier`: the request's `params._meta`, whose `traceparent`/`tracestate` make the caller's span the parent. */
   span<T>(
     name: string,
     kind: "server" | "client",
     attributes: Attributes,
     run: (span: Span) => Promise<T>,
+    carrier?: Record<string, unknown>,
   ): Promise<T>;
+  /** Outgoing `_meta` with the active span's `traceparent` (semantic conventions: context propagation). */
+  inject(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined;
   /** Adds a serialized value as an attribute when detailed tracing is on. */
   detail(span: Span, key: string, value: unknown): void;
   shutdown(): Promise<void>;
@@ -23,6 +36,7 @@ const disabled: Telemetry = {
   detailed: false,
   span: (_name, _kind, _attributes, run) =>
     run(trace.wrapSpanContext({ traceId: "", spanId: "", traceFlags: 0 })),
+  inject: (meta) => meta,
   detail: () => {},
   shutdown: async () => {},
 };
@@ -31,9 +45,10 @@ function createTelemetry(tracer: Tracer, detailed: boolean, shutdown: () => Prom
   return {
     enabled: true,
     detailed,
-    span(name, kind, attributes, run) {
+    span(name, kind, attributes, run, carrier) {
       const spanKind = kind === "server" ? SpanKind.SERVER : SpanKind.CLIENT;
-      return tracer.startActiveSpan(name, { kind: spanKind, attributes }, async (span) => {
+      const parent = carrier ? propagation.extract(context.active(), carrier) : context.active();
+      return tracer.startActiveSpan(name, { kind: spanKind, attributes }, parent, async (span) => {
         try {
           return await run(span);
         } catch (error) {
@@ -45,6 +60,11 @@ function createTelemetry(tracer: Tracer, detailed: boolean, shutdown: () => Prom
           span.end();
         }
       });
+    },
+    inject(meta) {
+      const carrier: Record<string, unknown> = { ...meta };
+      propagation.inject(context.active(), carrier);
+      return carrier;
     },
     detail(span, key, value) {
       if (detailed) span.setAttribute(key, serializeForTrace(value));

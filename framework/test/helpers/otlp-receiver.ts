@@ -9,6 +9,8 @@ type AnyValue = {
 
 export interface ReceivedSpan {
   name: string;
+  traceId: string;
+  parentSpanId: string | undefined;
   kind: number;
   attributes: Record<string, string | number | boolean | undefined>;
   status: { code?: number; message?: string };
@@ -21,6 +23,8 @@ interface OtlpJson {
     scopeSpans?: {
       spans?: {
         name: string;
+        traceId: string;
+        parentSpanId?: string;
         kind: number;
         attributes?: { key: string; value: AnyValue }[];
         status?: object;
@@ -61,6 +65,8 @@ export async function startOtlpReceiver() {
           for (const span of scope.spans ?? []) {
             spans.push({
               name: span.name,
+              traceId: span.traceId,
+              parentSpanId: span.parentSpanId || undefined,
               kind: span.kind,
               attributes: flatten(span.attributes),
               status: (span.status ?? {}) as ReceivedSpan["status"],
