@@ -39,8 +39,9 @@ function idKey(id: JsonRpcId): string {
   return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
 }
 
+const encoder = new TextEncoder();
+
 export function relaySse(options: SseRelayOptions): SseRelay {
-  const encoder = new TextEncoder();
   const parser = new SseParser();
   const pending = new Map<string, JsonRpcId>();
   for (const id of options.pendingIds) pending.set(idKey(id), id);
