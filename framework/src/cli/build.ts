@@ -3,7 +3,8 @@ import type { BuildMode } from "../build/manifest.ts";
 import { SettingsError } from "../project/settings.ts";
 import { parseCommandArgs, UsageError } from "./args.ts";
 
-export const summary = "build [dev|prod]   bundle the project into dist/ (server.mjs + manifest.json)";
+export const usage = "build [dev|prod]";
+export const summary = "bundle the project into dist/ (server.mjs + manifest.json)";
 
 const help = `Usage: svc build [dev|prod] [--project DIR]
 

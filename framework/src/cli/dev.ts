@@ -5,8 +5,8 @@ import { parseCommandArgs, parsePort, UsageError } from "./args.ts";
 import { buildAndReport } from "./build.ts";
 import { devEnvironment } from "./env-file.ts";
 
-export const summary =
-  "dev [--port N] [--host H]   build (dev), serve, and rebuild + restart on every change";
+export const usage = "dev [--port N] [--host H]";
+export const summary = "build (dev), serve, and rebuild + restart on every change";
 
 const help = `Usage: svc dev [--port N] [--host H] [--project DIR]
 

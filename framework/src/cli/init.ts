@@ -4,7 +4,8 @@ import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseCommandArgs, UsageError } from "./args.ts";
 
-export const summary = "init DIR           scaffold a working project in DIR";
+export const usage = "init DIR";
+export const summary = "scaffold a working project in DIR";
 
 const help = `Usage: svc init DIR
 

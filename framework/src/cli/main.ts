@@ -5,6 +5,7 @@ import * as init from "./init.ts";
 import * as runCommand from "./run.ts";
 
 interface Command {
+  usage: string;
   summary: string;
   run(argv: string[]): Promise<number>;
 }
@@ -17,7 +18,7 @@ Usage: svc <command> [options]
 
 Commands:
 ${Object.values(commands)
-  .map((c) => `  ${c.summary}`)
+  .map((c) => `  ${c.usage.padEnd(28)}${c.summary}`)
   .join("\n")}
 
 Every command but init works on the current directory, or on --project DIR.

@@ -5,7 +5,8 @@ import { parseCommandArgs, parsePort, UsageError } from "./args.ts";
 import { buildAndReport } from "./build.ts";
 import { loadEnvFile } from "./env-file.ts";
 
-export const summary = "run [--port N] [--host H]   serve dist/, rebuilding first when it is stale";
+export const usage = "run [--port N] [--host H]";
+export const summary = "serve dist/, rebuilding first when it is stale";
 
 const help = `Usage: svc run [--port N] [--host H] [--project DIR]
 
