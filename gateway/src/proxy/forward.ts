@@ -202,7 +202,7 @@ function streamResponse(
         deps.metrics.recordUpstreamError(route.name, "stream_aborted");
         deps.logger.warn("upstream stream aborted", {
           server: route.name,
-          error: error instanceof Error ? error.message : String(error),
+          error: error instanceof Error ? error.message : "ended without answering and without event ids",
         });
       }
     },

@@ -3,7 +3,8 @@
 // it is complete. Backpressure goes all the way up: when the client does not keep up, the upstream is paused
 // (at most 64 KiB are held), so a stream is never buffered whole.
 // If the upstream dies mid-stream, every request on this POST still unanswered gets a JSON-RPC error event,
-// so the client fails fast instead of waiting forever. A clean end of stream is passed on as is: under the
+// so the client fails fast instead of waiting forever. The same goes for a clean end that leaves requests
+// unanswered on a stream without event ids. With ids, a clean early end is passed on as is: under the
 // 2025-11-25 transport a server may close a stream early and let the client resume with Last-Event-ID.
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
@@ -47,6 +48,8 @@ export function relaySse(options: SseRelayOptions): SseRelay {
   for (const id of options.pendingIds) pending.set(idKey(id), id);
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
+  /** An event carried an `id:`: the client can resume this stream, so a clean early end is legitimate. */
+  let resumable = false;
 
   const finish = (outcome: { aborted: boolean; error?: unknown }): void => {
     if (ended) return;
@@ -58,6 +61,7 @@ export function relaySse(options: SseRelayOptions): SseRelay {
   const render = (events: SseEvent[]): string => {
     let out = "";
     for (const original of events) {
+      if (original.id !== undefined && original.id !== "") resumable = true;
       const message = parseJsonRpcEventData(eventData(original));
       if (message !== undefined && pending.size > 0 && isJsonRpcResponse(message)) {
         pending.delete(idKey(message.id ?? null));
@@ -98,8 +102,12 @@ export function relaySse(options: SseRelayOptions): SseRelay {
           },
           end() {
             if (ended) return;
+            // Ended cleanly with requests unanswered and no event id to resume from: nobody will ever answer
+            // them, so the client gets errors instead of waiting forever.
+            const stranded = !resumable && pending.size > 0;
+            if (stranded) controller.enqueue(encoder.encode(abortedEvents(undefined)));
             controller.close();
-            finish({ aborted: false });
+            finish({ aborted: stranded });
           },
           error(error) {
             if (ended) return; // closed by the gateway (drain) or the client

@@ -58,6 +58,7 @@ let jsonUpstream: Upstream;
 let unauthorised: Upstream;
 let broken: Upstream;
 let stalling: HttpServer;
+let quitter: HttpServer;
 let crashing: { url: string; child: ChildProcess };
 let gateway: TestGateway;
 
@@ -71,6 +72,14 @@ beforeAll(async () => {
     res.write('{"jsonrpc":"2.0",');
   });
   await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
+  // Answers with an SSE stream that ends cleanly, without event ids, before answering the request.
+  quitter = createHttpServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "bye" } })}\n\n`,
+    );
+  });
+  await new Promise<void>((resolve) => quitter.listen(0, "127.0.0.1", resolve));
   crashing = await spawnUpstream();
   const down = `http://127.0.0.1:${await closedPort()}/mcp`;
   jsonUpstream = await startUpstream({ jsonResponse: true });
@@ -83,6 +92,7 @@ beforeAll(async () => {
       { name: "down", url: down },
       { name: "locked", url: unauthorised.url, upstream_auth_type: "oauth" },
       { name: "broken", url: broken.url },
+      { name: "quitter", url: `http://127.0.0.1:${(quitter.address() as { port: number }).port}/mcp` },
       { name: "stalling", url: `http://127.0.0.1:${(stalling.address() as { port: number }).port}/mcp` },
       { name: "keyed", url: upstream.url, upstream_auth_type: "api_key" },
       { name: "keyless", url: upstream.url, upstream_auth_type: "api_key" },
@@ -103,6 +113,7 @@ afterAll(async () => {
   await unauthorised?.close();
   await broken?.close();
   stalling?.closeAllConnections();
+  quitter?.close();
   stalling?.close();
   crashing?.child.kill("SIGKILL");
 });
@@ -296,6 +307,14 @@ describe("upstream failures", () => {
       id: 1,
       error: { data: { reason: "upstream_timeout" } },
     });
+  });
+
+  test("a stream that ends cleanly, unanswered and not resumable → JSON-RPC error event for the request", async () => {
+    const response = await post("/quitter/mcp", INITIALIZE);
+    expect(response.statusCode).toBe(200);
+    const text = await response.body.text();
+    expect(text).toContain('"notifications/message"'); // what the upstream did send is relayed first
+    expect(text).toMatch(/data: \{"jsonrpc":"2.0","id":1,"error":\{[^\n]*"reason":"upstream_stream_aborted"/);
   });
 
   test("a stream that outlives the request timeout is not cut", async () => {
