@@ -18,6 +18,7 @@ export function startGatewayProcess(
       "--host",
       "127.0.0.1",
     ],
-    { SVC_CONFIG_POLL_SECONDS: "1", SVC_DRAIN_DELAY_SECONDS: "0", ...env },
+    // The e2e configs have no identity providers and its clients no tokens: anonymous access (local development mode).
+    { SVC_CONFIG_POLL_SECONDS: "1", SVC_DRAIN_DELAY_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true", ...env },
   );
 }

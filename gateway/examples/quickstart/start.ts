@@ -10,6 +10,8 @@ const gateway = await startGateway({
   host: "127.0.0.1",
   env: {
     SVC_DRAIN_DELAY_SECONDS: "0", // nothing routes to a laptop: stop at once on Ctrl-C
+    // The demo has no identity provider: without this every request would get 401. Local development only.
+    SVC_ALLOW_ANONYMOUS: "true",
     ...process.env,
     QUICKSTART_UPSTREAM_URL: upstream.url,
   },
@@ -25,6 +27,9 @@ process.stderr.write(`
   Paste this URL into your MCP client (Streamable HTTP transport):
 
       ${mcpUrl}
+
+  Anonymous access is ON (SVC_ALLOW_ANONYMOUS=true): this demo gateway has no identity provider and
+  lets everyone in without a token. Local development only; configure identity_providers for real use.
 
   Try the tools echo, add and countdown (progress notifications stream through the gateway).
   Health: ${gateway.url}/health   Readiness: ${gateway.url}/readiness   Metrics: ${gateway.url}/metrics

@@ -15,6 +15,14 @@ export const GATEWAY_ERROR_CODES = {
   unsupported_media_type: { status: 415, rpcCode: -32600 },
   invalid_json: { status: 400, rpcCode: -32700 },
   invalid_request: { status: 400, rpcCode: -32600 },
+  // Access control (docs/access.md). `unauthorized` is raised before the body is read, so it is always the JSON
+  // body plus a WWW-Authenticate challenge; the JSON-RPC codes below apply once a request was parsed.
+  unauthorized: { status: 401, rpcCode: -32040 },
+  forbidden: { status: 403, rpcCode: -32043 },
+  rate_limited: { status: 429, rpcCode: -32029 },
+  // A JSON-RPC request id reused within a session, or a DPoP proof presented twice: 409, the request conflicts
+  // with one already accepted (a 400 would suggest the message itself is malformed).
+  replayed: { status: 409, rpcCode: -32009 },
   // Upstream failures: always name the server.
   upstream_unreachable: { status: 502, rpcCode: -32002 },
   upstream_failed: { status: 502, rpcCode: -32002 },

@@ -5,6 +5,8 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
+import { authenticate, rejectionReasonOf } from "../identity/authenticate.ts";
+import type { Principal } from "../identity/principal.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
 import { forward } from "../proxy/forward.ts";
@@ -28,6 +30,8 @@ export interface McpPipelineDeps {
   originPolicy: OriginPolicy;
   maxBodyBytes: number;
   upstreamTimeoutMs: number;
+  /** SVC_PUBLIC_URL's origin; undefined = the request's Host header names the gateway. */
+  publicUrl: string | undefined;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -54,6 +58,8 @@ async function runPipeline(
   let server = "";
   let method: unknown = httpMethod;
   let cors: Record<string, string> | undefined;
+  let principal: Principal | undefined;
+  let authFailure: string | undefined;
   let response: Response;
   try {
     // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
@@ -78,8 +84,15 @@ async function runPipeline(
     const route = resolveRoute(snapshot, c.req.param("server") ?? "");
     server = route.name;
 
-    // 2. authenticate (next gateway issue): bearer JWT → principal. Before any body work, so anonymous
-    //    traffic never makes the gateway read or parse.
+    // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise). Before any body work, so
+    //    unauthenticated traffic never makes the gateway read or parse. The Authorization header itself is
+    //    dropped in forward (proxy/headers.ts): the client's token never goes upstream.
+    principal = await authenticate(snapshot.auth, {
+      authorization: incoming.headers.authorization,
+      rawUrl: incoming.url,
+      baseUrl: deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`,
+      server,
+    });
 
     // 3. limit (next gateway issue): per-user rate limit, then replay protection. Needs the principal from
     //    step 2; still before the body is read.
@@ -124,6 +137,7 @@ async function runPipeline(
     );
   } catch (error) {
     const failure = asGatewayError(error);
+    authFailure = rejectionReasonOf(failure);
     if (failure.code === "internal") deps.logger.error("request failed", { error: failure.cause });
     response = errorResponse(failure, errorContext);
   }
@@ -141,6 +155,8 @@ async function runPipeline(
       status,
       duration_ms: Math.round(seconds * 1e6) / 1000,
       config_generation: snapshot?.generation,
+      ...(principal === undefined ? {} : { subject: principal.sub, idp: principal.idp }),
+      ...(authFailure === undefined ? {} : { auth_failure: authFailure }),
     });
   }
   return response;

@@ -2,9 +2,10 @@
 // a single handler, which keeps Hono on its fast path and leaves the proxied response untouched.
 import { randomUUID } from "node:crypto";
 import type { HttpBindings } from "@hono/node-server";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { errorResponse } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
+import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
 import type { EndpointAnswer } from "./health.ts";
 import type { GatewayMetrics } from "./metrics.ts";
@@ -37,6 +38,28 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "x-request-id": randomUUID() },
       }),
   );
+  // RFC 9728 protected-resource metadata: where an MCP client learns which authorization servers issue tokens
+  // for us. The path-scoped form is what the 401 challenge's resource_metadata points at.
+  const metadata = (c: Context<{ Bindings: HttpBindings }>, server?: string): Response => {
+    const snapshot = deps.currentConfig();
+    if (snapshot === undefined) {
+      return errorResponse(new GatewayError("not_ready", "The gateway is starting; try again shortly"), {
+        requestId: randomUUID(),
+      });
+    }
+    if (server !== undefined && !snapshot.routes.get(server)?.enabled) {
+      return errorResponse(new GatewayError("server_not_found", `No MCP server named '${server}'`), {
+        requestId: randomUUID(),
+      });
+    }
+    const base = deps.publicUrl ?? `http://${c.req.header("host") ?? "localhost"}`;
+    return json({
+      status: 200,
+      body: { ...protectedResourceMetadata(snapshot.loaded.config, base, server) },
+    });
+  };
+  app.get("/.well-known/oauth-protected-resource", (c) => metadata(c));
+  app.get("/.well-known/oauth-protected-resource/:server/mcp", (c) => metadata(c, c.req.param("server")));
   app.all("/:server/mcp", (c) => handleMcpRequest(c, deps));
   app.notFound((c) =>
     errorResponse(

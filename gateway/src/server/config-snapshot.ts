@@ -2,6 +2,8 @@
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import type { LoadedConfig, ServerConfig } from "../config/index.ts";
+import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
+import { allowAnonymous } from "./settings.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
 
@@ -25,6 +27,8 @@ export interface ConfigSnapshot {
   routes: ReadonlyMap<string, UpstreamRoute>;
   /** Increments on every successful (re)load; shows up in logs so a request can be tied to a config. */
   generation: number;
+  /** How step 2 authenticates under this config: a TokenVerifier for its providers, anonymous, or closed. */
+  auth: AuthMode;
 }
 
 /** `my-server.v2` → `MY_SERVER_V2`: the suffix of the per-server environment variables. */
@@ -77,5 +81,6 @@ export function buildSnapshot(
     if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
     routes.set(server.name, route);
   }
-  return { loaded, routes, generation };
+  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous(env));
+  return { loaded, routes, generation, auth };
 }

@@ -13,6 +13,8 @@ export interface HealthInputs {
   httpClientOk: boolean;
   upstreams: number;
   gatewayId?: string;
+  /** SVC_ALLOW_ANONYMOUS is in force (no identity providers): shown so nobody runs it by accident unnoticed. */
+  anonymousAccess: boolean;
 }
 
 export interface EndpointAnswer {
@@ -40,6 +42,7 @@ export function healthAnswer(inputs: HealthInputs): EndpointAnswer {
     kvstore_circuit_breaker: inputs.kv.breaker,
     upstreams: `${inputs.upstreams} configured`,
     http_client: inputs.httpClientOk ? "ok" : "closed",
+    anonymous_access: inputs.anonymousAccess ? "enabled" : "disabled",
   };
   if (inputs.gatewayId !== undefined) body.gateway_id = inputs.gatewayId;
   return { status: level === "UNHEALTHY" ? 503 : 200, body };

@@ -10,6 +10,10 @@ export interface GatewaySettings {
   upstreamConnections: number;
   configPollMs: number;
   allowedOrigins: Set<string> | "any";
+  /** SVC_ALLOW_ANONYMOUS=true: without identity providers, requests run as `anonymous` instead of being refused. */
+  allowAnonymous: boolean;
+  /** SVC_PUBLIC_URL: the origin clients use (behind a proxy); else taken from each request's Host header. */
+  publicUrl: string | undefined;
 }
 
 export class SettingsError extends Error {
@@ -32,6 +36,26 @@ function number(
   return value;
 }
 
+/** Only the exact words: a typo must not silently open (or close) the gateway. */
+export function allowAnonymous(env: Record<string, string | undefined>): boolean {
+  const text = env.SVC_ALLOW_ANONYMOUS?.trim().toLowerCase();
+  if (text === undefined || text === "" || text === "false") return false;
+  if (text === "true") return true;
+  throw new SettingsError(`SVC_ALLOW_ANONYMOUS must be 'true' or 'false', got '${env.SVC_ALLOW_ANONYMOUS}'`);
+}
+
+function publicUrl(env: Record<string, string | undefined>): string | undefined {
+  const text = env.SVC_PUBLIC_URL?.trim();
+  if (text === undefined || text === "") return undefined;
+  try {
+    const url = new URL(text);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.origin;
+  } catch {}
+  throw new SettingsError(
+    `SVC_PUBLIC_URL must be an http(s) URL such as https://mcp.example.com, got '${text}'`,
+  );
+}
+
 export function readSettings(env: Record<string, string | undefined>): GatewaySettings {
   return {
     drainDelayMs: number(env, "SVC_DRAIN_DELAY_SECONDS", 5, 0, 600) * 1000,
@@ -41,5 +65,7 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     upstreamConnections: Math.floor(number(env, "SVC_UPSTREAM_CONNECTIONS", 128, 1, 10_000)),
     configPollMs: number(env, "SVC_CONFIG_POLL_SECONDS", 5, 0, 3600) * 1000,
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
+    allowAnonymous: allowAnonymous(env),
+    publicUrl: publicUrl(env),
   };
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
-import { createLogger, parseLogLevel } from "../log/logger.ts";
+import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
@@ -59,6 +59,24 @@ const sleep = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
+/** Says loudly, at start and on every reload, when the gateway refuses everyone or lets everyone in. */
+function warnAboutAuthMode(logger: Logger, snapshot: ConfigSnapshot, allowAnonymous: boolean): void {
+  const { kind } = snapshot.auth;
+  if (kind === "closed") {
+    logger.warn(
+      "no identity_providers configured: every /{server}/mcp request is refused with 401. Configure identity providers, or set SVC_ALLOW_ANONYMOUS=true for local development only",
+    );
+  } else if (kind === "anonymous") {
+    logger.warn(
+      "!!! ANONYMOUS ACCESS ENABLED (SVC_ALLOW_ANONYMOUS=true): no identity providers are configured and every request runs as user 'anonymous' WITHOUT AUTHENTICATION. For local development only; never expose this gateway !!!",
+    );
+  } else if (allowAnonymous) {
+    logger.warn(
+      "SVC_ALLOW_ANONYMOUS=true is ignored: identity providers are configured, so every request needs a valid token",
+    );
+  }
+}
+
 export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const env = options.env ?? process.env;
   const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL), write: writeStdoutBatched });
@@ -95,12 +113,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     originPolicy: { allowed: settings.allowedOrigins, loopbackBound: isLoopbackAddress(host) },
     maxBodyBytes: settings.maxBodyBytes,
     upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    publicUrl: settings.publicUrl,
     health: () =>
       healthAnswer({
         kv: kv.status(),
         httpClientOk: !pools.closed,
         upstreams: currentConfig()?.routes.size ?? 0,
         gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
+        anonymousAccess: currentConfig()?.auth.kind === "anonymous",
       }),
     readiness: () =>
       readinessAnswer({
@@ -146,8 +166,10 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       env,
       metrics,
       logger,
-      onSwap: (snapshot) =>
-        pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin))),
+      onSwap: (snapshot) => {
+        pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
+        warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
+      },
     });
     await ready.init();
     reloader = ready;
@@ -159,6 +181,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     throw error;
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
+  warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
 
   let watcher: ConfigWatcher | undefined;
   if (reloader.reloadable) {

@@ -44,8 +44,15 @@ export async function spawnGateway(
     process.execPath,
     [bin, "start", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
     {
-      // No drain delay: nothing routes to this gateway but the test or bench that started it.
-      env: { ...process.env, SVC_DRAIN_DELAY_SECONDS: "0", SVC_DRAIN_TIMEOUT_SECONDS: "2", ...options.env },
+      // No drain delay: nothing routes to this gateway but the test or bench that started it. Its configs have no
+      // identity providers and its clients no tokens, so anonymous access is on unless the caller says otherwise.
+      env: {
+        ...process.env,
+        SVC_DRAIN_DELAY_SECONDS: "0",
+        SVC_DRAIN_TIMEOUT_SECONDS: "2",
+        SVC_ALLOW_ANONYMOUS: "true",
+        ...options.env,
+      },
       stdio: ["ignore", stdout, "pipe"],
     },
   );

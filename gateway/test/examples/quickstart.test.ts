@@ -32,6 +32,8 @@ test("the quick start prints an MCP URL that works through the gateway, and stop
     child?.once("exit", (code) => reject(new Error(`quick start exited (${code}): ${banner}`)));
   });
 
+  // It runs without an identity provider, so it must say that everyone gets in.
+  expect(banner).toContain("Anonymous access is ON (SVC_ALLOW_ANONYMOUS=true)");
   const { client } = await connectClient(url);
   expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
     "add",

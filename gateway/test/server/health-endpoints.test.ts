@@ -58,6 +58,7 @@ describe("embedded defaults (in-memory KV store)", () => {
         kvstore_circuit_breaker: "closed",
         upstreams: "2 configured",
         http_client: "ok",
+        anonymous_access: "enabled",
       },
     });
     expect(await get(gateway, "/readiness")).toEqual({
@@ -143,6 +144,7 @@ describe("with a real redis-server", () => {
         kvstore_circuit_breaker: "open",
         upstreams: "2 configured",
         http_client: "ok",
+        anonymous_access: "enabled",
       },
     });
     expect((await get(gateway, "/readiness")).status).toBe(200);

@@ -70,7 +70,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     // Polling off: this proves the directory watch alone sees a ..data swap.
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0" },
+    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true" },
   });
 });
 

@@ -73,6 +73,7 @@ test("SIGHUP reloads; SIGTERM drains while a streaming call completes, then exit
       env: {
         ...process.env,
         LOG_LEVEL: "info",
+        SVC_ALLOW_ANONYMOUS: "true",
         SVC_DRAIN_DELAY_SECONDS: "0.2",
         SVC_DRAIN_TIMEOUT_SECONDS: "20",
         SVC_CONFIG_POLL_SECONDS: "0",
@@ -123,7 +124,7 @@ test("before its config is loaded the gateway answers: readiness 503, MCP reques
     process.execPath,
     [BIN, "start", "--config", "-", "--port", "0", "--host", "127.0.0.1"],
     {
-      env: { ...process.env, LOG_LEVEL: "info", SVC_DRAIN_DELAY_SECONDS: "0" },
+      env: { ...process.env, LOG_LEVEL: "info", SVC_DRAIN_DELAY_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true" },
       stdio: ["pipe", "pipe", "inherit"],
     },
   );

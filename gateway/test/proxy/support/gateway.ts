@@ -36,15 +36,18 @@ export interface TestGateway {
 export async function startTestGateway(
   servers: TestServer[],
   env: Record<string, string | undefined> = {},
+  /** YAML appended to the generated config, e.g. an `identity_providers:` section. */
+  extraYaml = "",
 ): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), "svc-gw-test-"));
   const configPath = join(dir, "config.yaml");
-  await writeFile(configPath, configYaml(servers));
+  await writeFile(configPath, configYaml(servers) + extraYaml);
   const gateway = await startGateway({
     configPath,
     host: "127.0.0.1",
     port: 0,
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", ...env },
+    // The proxy tests' clients carry no tokens: anonymous access, unless a test passes SVC_ALLOW_ANONYMOUS itself.
+    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true", ...env },
   });
   return {
     gateway,
