@@ -14,6 +14,8 @@ export interface ErrorContext {
   batch?: boolean;
   /** CORS headers for an admitted browser origin, so the browser lets the client read the error. */
   cors?: Record<string, string>;
+  /** Headers every answer to this request carries, errors included (e.g. RateLimit once counted). */
+  extraHeaders?: Record<string, string>;
 }
 
 export interface ErrorResponseParts {
@@ -33,6 +35,7 @@ export function errorResponseParts(error: GatewayError, context: ErrorContext): 
     "content-type": "application/json",
     "x-request-id": context.requestId,
     ...context.cors,
+    ...context.extraHeaders,
     ...error.headers,
   };
   if (context.rpcIds === undefined) {

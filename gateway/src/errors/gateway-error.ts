@@ -19,6 +19,9 @@ export const GATEWAY_ERROR_CODES = {
   // body plus a WWW-Authenticate challenge; the JSON-RPC codes below apply once a request was parsed.
   unauthorized: { status: 401, rpcCode: -32040 },
   forbidden: { status: 403, rpcCode: -32043 },
+  // Capability RBAC refuses a parsed call: HTTP 200 with the JSON-RPC error, so an MCP client reports it as the
+  // call's error (a 403 would surface as a transport failure).
+  capability_forbidden: { status: 200, rpcCode: -32043 },
   rate_limited: { status: 429, rpcCode: -32029 },
   // A JSON-RPC request id reused within a session, or a DPoP proof presented twice: 409, the request conflicts
   // with one already accepted (a 400 would suggest the message itself is malformed).

@@ -13,14 +13,17 @@ import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
+import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../server/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
+import { authorizeMessages, authorizeServer, type ResponsePolicy, responsePolicy } from "./authorize-step.ts";
+import { checkDpopProof, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
 import { readBody } from "./read-body.ts";
 import { requestIdFrom } from "./request-id.ts";
 import { resolveRoute } from "./route.ts";
 
-export interface McpPipelineDeps {
+export interface McpPipelineDeps extends LimitDeps {
   /** The config in force when the request arrives (undefined while starting); the request keeps it to the end. */
   currentConfig: () => ConfigSnapshot | undefined;
   pools: UpstreamPools;
@@ -32,6 +35,8 @@ export interface McpPipelineDeps {
   upstreamTimeoutMs: number;
   /** SVC_PUBLIC_URL's origin; undefined = the request's Host header names the gateway. */
   publicUrl: string | undefined;
+  /** Tool annotations per server, learnt from tools/list results (capability RBAC defaults need them). */
+  toolHints: ToolHintsCache;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -59,6 +64,7 @@ async function runPipeline(
   let method: unknown = httpMethod;
   let cors: Record<string, string> | undefined;
   let principal: Principal | undefined;
+  let extraHeaders: Record<string, string> | undefined;
   let authFailure: string | undefined;
   let response: Response;
   try {
@@ -87,15 +93,29 @@ async function runPipeline(
     // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise). Before any body work, so
     //    unauthenticated traffic never makes the gateway read or parse. The Authorization header itself is
     //    dropped in forward (proxy/headers.ts): the client's token never goes upstream.
+    const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
     principal = await authenticate(snapshot.auth, {
       authorization: incoming.headers.authorization,
       rawUrl: incoming.url,
-      baseUrl: deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`,
+      baseUrl,
       server,
     });
 
-    // 3. limit (next gateway issue): per-user rate limit, then replay protection. Needs the principal from
-    //    step 2; still before the body is read.
+    // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
+    //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
+    const policy = snapshot.loaded.config.gateway_policy;
+    authorizeServer(route.server, policy, principal);
+
+    // 3. limit: per-user rate limit, then a DPoP proof's replay check. Needs the principal from step 2; still
+    //    before the body is read, so a flood costs one KV round trip per request and no parsing.
+    if (snapshot.rateLimit !== undefined) {
+      extraHeaders = await checkRateLimit(deps, snapshot.rateLimit, principal, server);
+      if (extraHeaders !== undefined) errorContext.extraHeaders = extraHeaders;
+    }
+    const dpop = incoming.headers.dpop;
+    if (snapshot.replayProtection && typeof dpop === "string") {
+      await checkDpopProof(deps, dpop, httpMethod, `${baseUrl}${incoming.url ?? ""}`);
+    }
 
     // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
     //    carrying the request ids, so an MCP client shows them as such.
@@ -108,12 +128,25 @@ async function runPipeline(
       method = parsed.method;
       errorContext.batch = parsed.batch;
       errorContext.rpcIds = parsed.requestIds;
+      // Replay protection needs the ids, so it runs right after parsing (step 3's second half).
+      const sessionId = incoming.headers["mcp-session-id"];
+      if (snapshot.replayProtection && typeof sessionId === "string" && parsed.requestIds.length > 0) {
+        await checkRequestIds(deps, server, sessionId, parsed.requestIds);
+      }
     } else {
       errorContext.rpcIds = [];
     }
 
-    // 5. authorize (next gateway issue): server RBAC, then capability RBAC on each parsed message. Needs both
-    //    the principal (2) and the method names (4).
+    // 5. authorize: capability RBAC on each parsed message (the server level ran at 2b). Needs both the principal
+    //    (2) and the method names (4). Then the response policy for step 8: list filtering and tool hints.
+    let answerPolicy: ResponsePolicy | undefined;
+    if (parsed !== undefined) {
+      authorizeMessages(route.server, policy, principal, parsed.messages, deps.toolHints);
+      answerPolicy = responsePolicy(route.server, policy, principal, parsed.messages, deps.toolHints);
+    } else if (httpMethod === "GET") {
+      // The notification stream carries notifications/tools/list_changed: the hints cache must hear it.
+      answerPolicy = responsePolicy(route.server, policy, principal, [], deps.toolHints);
+    }
 
     // 6. inspect request (later issue): prompt-injection firewall and PII scrubbing of arguments. Last before
     //    forwarding, so it only runs on requests that are allowed to go through.
@@ -132,6 +165,9 @@ async function runPipeline(
         timeoutMs: deps.upstreamTimeoutMs,
         client: c.env.outgoing,
         cors,
+        extraHeaders,
+        transformJson: answerPolicy?.json,
+        inspectSseEvent: answerPolicy?.sse,
       },
       deps,
     );

@@ -29,6 +29,11 @@ export interface ForwardRequest {
   client: ServerResponse | undefined;
   /** CORS headers for an admitted browser origin, added to the answer. */
   cors?: Record<string, string>;
+  /** Headers the gateway adds to a successful answer (e.g. RateLimit). */
+  extraHeaders?: Record<string, string>;
+  /** Per-request response policy (RBAC list filtering): a JSON answer's bytes, and each SSE event. */
+  transformJson?: (bytes: Buffer) => Buffer;
+  inspectSseEvent?: SseEventInspector;
 }
 
 export interface ForwardDeps {
@@ -148,6 +153,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     Object.assign(headers, request.cors);
     if (vary !== undefined) headers.vary = `${vary}, origin`;
   }
+  if (request.extraHeaders !== undefined) Object.assign(headers, request.extraHeaders);
   const contentType = head.headers["content-type"];
   if (typeof contentType === "string" && contentType.startsWith("text/event-stream")) {
     return streamResponse(request, deps, exchange, status, headers);
@@ -171,6 +177,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   } finally {
     clearTimeout(stalled);
   }
+  if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = request.transformJson(bytes);
   return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
 }
 
@@ -195,7 +202,7 @@ function streamResponse(
     server: route.name,
     requestId: request.requestId,
     pendingIds: request.pendingIds,
-    inspect: deps.inspectSseEvent,
+    inspect: request.inspectSseEvent ?? deps.inspectSseEvent,
     onEnd: ({ aborted, error }) => {
       unregister();
       if (aborted) {

@@ -3,6 +3,7 @@
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import type { LoadedConfig, ServerConfig } from "../config/index.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
+import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { allowAnonymous } from "./settings.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
@@ -29,6 +30,10 @@ export interface ConfigSnapshot {
   generation: number;
   /** How step 2 authenticates under this config: a TokenVerifier for its providers, anonymous, or closed. */
   auth: AuthMode;
+  /** security.rate_limiting when enabled; undefined = no per-user limit. */
+  rateLimit: RateLimitSettings | undefined;
+  /** security.replay_protection.enabled. */
+  replayProtection: boolean;
 }
 
 /** `my-server.v2` → `MY_SERVER_V2`: the suffix of the per-server environment variables. */
@@ -82,5 +87,9 @@ export function buildSnapshot(
     routes.set(server.name, route);
   }
   const auth = authModeFor(loaded.config.identity_providers, allowAnonymous(env));
-  return { loaded, routes, generation, auth };
+  const { rate_limiting, replay_protection } = loaded.config.security;
+  const rateLimit = rate_limiting.enabled
+    ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }
+    : undefined;
+  return { loaded, routes, generation, auth, rateLimit, replayProtection: replay_protection.enabled };
 }

@@ -51,6 +51,9 @@ interface HistogramSeries {
   count: number;
 }
 
+/** A KV-backed check the gateway let through unchecked because the store was unreachable (fail open). */
+export type UncheckedLimit = "rate_limit" | "replay" | "dpop";
+
 export type UpstreamErrorKind = "unreachable" | "timeout" | "status" | "stream_aborted" | "auth_required";
 
 export class GatewayMetrics {
@@ -58,6 +61,8 @@ export class GatewayMetrics {
   readonly #latency = new Map<string, HistogramSeries>();
   readonly #upstreamErrors = new Map<string, number>();
   readonly #openStreams = new Map<string, number>();
+  readonly #unchecked = new Map<string, number>();
+  readonly #rateLimited = new Map<string, number>();
   readonly #reloads = new Map<string, number>([
     ['result="success"', 0],
     ['result="failure"', 0],
@@ -105,6 +110,17 @@ export class GatewayMetrics {
   recordUpstreamError(server: string, kind: UpstreamErrorKind): void {
     const key = labels({ server, kind });
     this.#upstreamErrors.set(key, (this.#upstreamErrors.get(key) ?? 0) + 1);
+  }
+
+  /** The KV store was down, so a limit was not checked and the request passed (health is DEGRADED meanwhile). */
+  recordUnchecked(check: UncheckedLimit): void {
+    const key = labels({ check });
+    this.#unchecked.set(key, (this.#unchecked.get(key) ?? 0) + 1);
+  }
+
+  recordRateLimited(server: string): void {
+    const key = labels({ server });
+    this.#rateLimited.set(key, (this.#rateLimited.get(key) ?? 0) + 1);
   }
 
   recordReload(ok: boolean): void {
@@ -159,6 +175,18 @@ export class GatewayMetrics {
       "counter",
       "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required).",
       this.#upstreamErrors,
+    );
+    family(
+      "svc_gateway_limit_checks_skipped_total",
+      "counter",
+      "Requests let through without a rate-limit, replay or DPoP check because the KV store was unreachable (fail open).",
+      this.#unchecked,
+    );
+    family(
+      "svc_gateway_rate_limited_total",
+      "counter",
+      "Requests refused with 429 by the per-user rate limit, by upstream server.",
+      this.#rateLimited,
     );
     family(
       "svc_gateway_config_reloads_total",

@@ -5,11 +5,14 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
+import { RateLimiter } from "../limits/rate-limiter.ts";
+import { ReplayGuard } from "../limits/replay-guard.ts";
 import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
+import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import type { ConfigSnapshot } from "./config-snapshot.ts";
@@ -106,6 +109,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let stopping = false;
   const app = createGatewayApp({
     currentConfig,
+    rateLimiter: new RateLimiter(kv),
+    replayGuard: new ReplayGuard(kv),
+    toolHints: new ToolHintsCache(),
     pools,
     metrics,
     streams,

@@ -1,0 +1,94 @@
+// Pipeline step 3 (and its after-parse half): per-user rate limit, DPoP proof replay, JSON-RPC request id replay.
+// All three live in the KV store, so they hold across replicas; when the store is unreachable each check answers
+// `unchecked`, the request goes through (a Redis outage must not become a full outage), a metric counts it and
+// /health reports DEGRADED (the breaker is open). docs/access.md says exactly what is covered.
+import type { JsonRpcId } from "../errors/error-response.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import { ANONYMOUS_PRINCIPAL } from "../identity/authenticate.ts";
+import type { Principal } from "../identity/principal.ts";
+import { type RateLimiter, type RateLimitSettings, rateLimitHeaders } from "../limits/rate-limiter.ts";
+import type { ReplayGuard } from "../limits/replay-guard.ts";
+import type { GatewayMetrics } from "../server/metrics.ts";
+
+export interface LimitDeps {
+  rateLimiter: RateLimiter;
+  replayGuard: ReplayGuard;
+  metrics: GatewayMetrics;
+}
+
+/**
+ * Counts the request against the caller's quota. Resolves to the RateLimit headers for the answer; rejects with
+ * `rate_limited` (429 + Retry-After) when the quota is spent. The anonymous principal is not limited: in anonymous
+ * mode (local development) every caller is the same "user", so a per-user quota would measure nothing.
+ */
+export async function checkRateLimit(
+  deps: LimitDeps,
+  settings: RateLimitSettings,
+  principal: Principal,
+  server: string,
+): Promise<Record<string, string> | undefined> {
+  if (principal === ANONYMOUS_PRINCIPAL) return undefined;
+  const result = await deps.rateLimiter.check(principal.idp, principal.sub, settings);
+  if (result.outcome === "unchecked") {
+    deps.metrics.recordUnchecked("rate_limit");
+    return undefined;
+  }
+  const headers = rateLimitHeaders(settings, result);
+  if (result.outcome === "refused") {
+    deps.metrics.recordRateLimited(server);
+    throw new GatewayError(
+      "rate_limited",
+      `Rate limit exceeded: ${settings.limit} requests per ${settings.windowSeconds} s; retry in ${result.retryAfterSeconds} s`,
+      { server, headers },
+    );
+  }
+  return headers;
+}
+
+/** A DPoP proof (RFC 9449), when the client sends one: it must verify and its jti must be new. */
+export async function checkDpopProof(
+  deps: LimitDeps,
+  proof: string,
+  method: string,
+  url: string,
+): Promise<void> {
+  const verdict = await deps.replayGuard.dpopProof(proof, method, url);
+  if (verdict === "unchecked") {
+    deps.metrics.recordUnchecked("dpop");
+    return;
+  }
+  if (verdict === "replay")
+    throw new GatewayError("replayed", "This DPoP proof was already used (jti replay)");
+  if (typeof verdict === "object") {
+    throw new GatewayError("unauthorized", `Invalid DPoP proof: ${verdict.invalid}`, {
+      headers: { "www-authenticate": 'DPoP error="invalid_dpop_proof"' },
+    });
+  }
+}
+
+/**
+ * After parsing: every JSON-RPC request id in the body must be new within its MCP session (MCP forbids reuse).
+ * Requests without Mcp-Session-Id (initialize, stateless upstreams) are not covered.
+ */
+export async function checkRequestIds(
+  deps: LimitDeps,
+  server: string,
+  sessionId: string,
+  ids: readonly JsonRpcId[],
+): Promise<void> {
+  const verdicts = await Promise.all(
+    ids
+      .filter((id): id is string | number => id !== null)
+      .map(async (id) => ({ id, verdict: await deps.replayGuard.requestId(server, sessionId, id) })),
+  );
+  for (const { id, verdict } of verdicts) {
+    if (verdict === "unchecked") deps.metrics.recordUnchecked("replay");
+    if (verdict === "replay") {
+      throw new GatewayError(
+        "replayed",
+        `JSON-RPC request id ${JSON.stringify(id)} was already used in this session; MCP request ids must be unique per session`,
+        { server },
+      );
+    }
+  }
+}
