@@ -3,7 +3,9 @@
 // nothing reads the body before the caller is known to be allowed to send one.
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
+import type { AuditLog } from "../audit/audit-log.ts";
 import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
+import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import { authenticate, rejectionReasonOf } from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
@@ -13,9 +15,11 @@ import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
+import { type Capability, capabilityOfRequest } from "../rbac/capability.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../server/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
+import { type AuditFacts, recordAudit } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type ResponsePolicy, responsePolicy } from "./authorize-step.ts";
 import { checkDpopProof, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
@@ -37,6 +41,8 @@ export interface McpPipelineDeps extends LimitDeps {
   publicUrl: string | undefined;
   /** Tool annotations per server, learnt from tools/list results (capability RBAC defaults need them). */
   toolHints: ToolHintsCache;
+  /** This process's audit trail (step 9). */
+  audit: AuditLog;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -65,6 +71,9 @@ async function runPipeline(
   let cors: Record<string, string> | undefined;
   let principal: Principal | undefined;
   let extraHeaders: Record<string, string> | undefined;
+  let failure: { code: GatewayErrorCode; message: string } | undefined;
+  let decisions: AuditFacts["decisions"];
+  let capability: Capability | undefined;
   let authFailure: string | undefined;
   let response: Response;
   try {
@@ -104,7 +113,17 @@ async function runPipeline(
     // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
     //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
     const policy = snapshot.loaded.config.gateway_policy;
-    authorizeServer(route.server, policy, principal);
+    // rbac_audit: every decision on this server goes on the audit record (step 9).
+    const onDecision = route.server.rbac_audit
+      ? (
+          decision: NonNullable<AuditFacts["decisions"]>[number]["decision"],
+          about: Capability | undefined,
+        ) => {
+          decisions ??= [];
+          decisions.push({ decision, capability: about });
+        }
+      : undefined;
+    authorizeServer(route.server, policy, principal, onDecision);
 
     // 3. limit: per-user rate limit, then a DPoP proof's replay check. Needs the principal from step 2; still
     //    before the body is read, so a flood costs one KV round trip per request and no parsing.
@@ -141,7 +160,10 @@ async function runPipeline(
     //    (2) and the method names (4). Then the response policy for step 8: list filtering and tool hints.
     let answerPolicy: ResponsePolicy | undefined;
     if (parsed !== undefined) {
-      authorizeMessages(route.server, policy, principal, parsed.messages, deps.toolHints);
+      const first = parsed.messages[0];
+      if (!parsed.batch && typeof first?.method === "string")
+        capability = capabilityOfRequest(first.method, first.params);
+      authorizeMessages(route.server, policy, principal, parsed.messages, deps.toolHints, onDecision);
       answerPolicy = responsePolicy(route.server, policy, principal, parsed.messages, deps.toolHints);
     } else if (httpMethod === "GET") {
       // The notification stream carries notifications/tools/list_changed: the hints cache must hear it.
@@ -172,10 +194,11 @@ async function runPipeline(
       deps,
     );
   } catch (error) {
-    const failure = asGatewayError(error);
-    authFailure = rejectionReasonOf(failure);
-    if (failure.code === "internal") deps.logger.error("request failed", { error: failure.cause });
-    response = errorResponse(failure, errorContext);
+    const gatewayError = asGatewayError(error);
+    authFailure = rejectionReasonOf(gatewayError);
+    failure = { code: gatewayError.code, message: gatewayError.message };
+    if (gatewayError.code === "internal") deps.logger.error("request failed", { error: gatewayError.cause });
+    response = errorResponse(gatewayError, errorContext);
   }
 
   // 9. audit (later issue): one event per decision, queued off the hot path. Metrics and the access log here.
@@ -183,6 +206,20 @@ async function runPipeline(
   const seconds = (performance.now() - started) / 1000;
   const label = methodLabel(method);
   deps.metrics.recordRequest(server, label, status, seconds);
+  recordAudit(deps.audit, {
+    requestId,
+    server,
+    // The real method for the record (bounded: it is client input), the HTTP method when there is none.
+    method: typeof method === "string" ? method.slice(0, 200) : httpMethod,
+    principal,
+    failure: failure?.code,
+    failureMessage: failure?.message,
+    authFailure,
+    decisions,
+    capability,
+    status,
+    latencyMs: Math.round(seconds * 1e6) / 1000,
+  });
   if (deps.logger.enabled("info")) {
     deps.logger.info("request", {
       http_method: httpMethod,

@@ -2,7 +2,10 @@
 // close). Contract 4 in coord/CONTRACTS.md.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
+import { AuditLog } from "../audit/audit-log.ts";
+import { auditTargetFrom } from "../audit/audit-target.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { RateLimiter } from "../limits/rate-limiter.ts";
@@ -84,6 +87,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const env = options.env ?? process.env;
   const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL), write: writeStdoutBatched });
   const settings = readSettings(env);
+  const auditTarget = auditTargetFrom(env);
+  const audit = new AuditLog({
+    gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
+    sinks: [auditTarget.sink],
+    onSinkError: (error) => logger.error("audit trail write failed; retrying", { error }),
+  });
   const host = options.host ?? "0.0.0.0";
   const port = listenPort(options, env);
 
@@ -112,6 +121,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     rateLimiter: new RateLimiter(kv),
     replayGuard: new ReplayGuard(kv),
     toolHints: new ToolHintsCache(),
+    audit,
     pools,
     metrics,
     streams,
@@ -184,6 +194,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     server.close();
     await pools.destroy();
     await kv.close().catch(() => {});
+    await auditTarget.close();
     throw error;
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
@@ -206,6 +217,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     mode: loaded.mode,
     servers: reloader.current().routes.size,
     kvstore: kv.status().kind,
+    audit: auditTarget.description,
   });
 
   let closing: Promise<void> | undefined;
@@ -225,6 +237,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       await pools.close();
     }
     await kv.close().catch(() => {});
+    // Everything recorded goes out before the process ends; bounded, so a broken sink cannot hold the exit.
+    await Promise.race([audit.drain(), sleep(5000)]);
+    await auditTarget.close();
   };
 
   const drain = (): Promise<void> => {

@@ -77,7 +77,7 @@ ${serverYaml("json", json.url)}${serverYaml("sse", sse.url)}  - name: denylist
     configPath: join(dir, "config.yaml"),
     host: "127.0.0.1",
     port: 0,
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0" },
+    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_AUDIT_FILE: "/dev/null" },
   });
   cleanups.push(() => gateway.close());
 });

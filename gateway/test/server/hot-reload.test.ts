@@ -70,7 +70,12 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     // Polling off: this proves the directory watch alone sees a ..data swap.
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true" },
+    env: {
+      LOG_LEVEL: "silent",
+      SVC_CONFIG_POLL_SECONDS: "0",
+      SVC_ALLOW_ANONYMOUS: "true",
+      SVC_AUDIT_FILE: "/dev/null",
+    },
   });
 });
 

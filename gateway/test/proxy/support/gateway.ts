@@ -47,7 +47,15 @@ export async function startTestGateway(
     host: "127.0.0.1",
     port: 0,
     // The proxy tests' clients carry no tokens: anonymous access, unless a test passes SVC_ALLOW_ANONYMOUS itself.
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true", ...env },
+    // The audit trail (JSON lines on stdout by default) would flood the test runner's output; the audit tests
+    // point SVC_AUDIT_FILE at a file they read. Not beside the config: that directory is watched for reloads.
+    env: {
+      LOG_LEVEL: "silent",
+      SVC_CONFIG_POLL_SECONDS: "0",
+      SVC_ALLOW_ANONYMOUS: "true",
+      SVC_AUDIT_FILE: "/dev/null",
+      ...env,
+    },
   });
   return {
     gateway,

@@ -1,0 +1,80 @@
+// Pipeline step 9: the audit trail of what the gateway decided for one request. Runs after the answer is built;
+// AuditLog.record() only queues (no hashing, no I/O), so this costs a few object allocations per request.
+import type { AuditEventInput, AuditKind } from "../audit/audit-event.ts";
+import type { AuditLog } from "../audit/audit-log.ts";
+import type { GatewayErrorCode } from "../errors/gateway-error.ts";
+import type { Principal } from "../identity/principal.ts";
+import { type Capability, capabilityKey } from "../rbac/capability.ts";
+import type { RbacDecision } from "../rbac/decide.ts";
+
+/** What the pipeline learnt about one request, filled in as it goes. */
+export interface AuditFacts {
+  requestId: string;
+  server: string;
+  method: string;
+  principal?: Principal;
+  /** The refusal or failure that answered the request, if one did. */
+  failure?: GatewayErrorCode;
+  /** TokenRejected reason for a 401. */
+  authFailure?: string;
+  /** Message of the failure, for the reason field. */
+  failureMessage?: string;
+  /** RBAC decisions to put on record (only for servers with rbac_audit). */
+  decisions?: Array<{ decision: RbacDecision; capability: Capability | undefined }>;
+  capability?: Capability;
+  status: number;
+  latencyMs: number;
+}
+
+function kindOfFailure(code: GatewayErrorCode): AuditKind | undefined {
+  if (code === "unauthorized") return "authentication_failed";
+  if (code === "rate_limited") return "rate_limited";
+  if (code === "replayed") return "replay_refused";
+  if (code.startsWith("upstream_")) return "upstream_error";
+  return undefined;
+}
+
+export function recordAudit(audit: AuditLog, facts: AuditFacts): void {
+  const who = facts.principal;
+  const base: Omit<AuditEventInput, "kind"> = {
+    request_id: facts.requestId,
+    server: facts.server === "" ? null : facts.server,
+    method: facts.method,
+    subject: who?.sub ?? null,
+    provider: who?.idp ?? null,
+    groups: who?.groups ?? [],
+  };
+  for (const { decision, capability } of facts.decisions ?? []) {
+    audit.record({
+      ...base,
+      kind: "rbac_decision",
+      capability: capability === undefined ? null : capabilityKey(capability),
+      decision: decision.allowed ? "allow" : "deny",
+      reason: `${decision.rule}: ${decision.reason}`,
+    });
+  }
+  const capability = facts.capability === undefined ? null : capabilityKey(facts.capability);
+  if (facts.failure !== undefined) {
+    const kind = kindOfFailure(facts.failure);
+    if (kind === undefined) return; // not a decision (404, 413, …): the access log has it
+    audit.record({
+      ...base,
+      kind,
+      capability,
+      decision: kind === "upstream_error" ? null : "deny",
+      reason: facts.authFailure ?? facts.failureMessage ?? facts.failure,
+      status: facts.status,
+      latency_ms: facts.latencyMs,
+    });
+    return;
+  }
+  // Refused by capability RBAC (a JSON-RPC error with HTTP 200) is on record through its rbac_decision.
+  audit.record({
+    ...base,
+    kind: "call_completed",
+    capability,
+    decision: "allow",
+    status: facts.status,
+    latency_ms: facts.latencyMs,
+  });
+}
