@@ -81,7 +81,7 @@ function sessionEndpoint(catalog: Catalog, maxSessions: number): McpEndpoint {
       if (sessions.size >= maxSessions) return rpcError(503, -32000, "Too many open sessions; retry later");
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        eventStore,
+        eventStore: eventStore.forSession(),
         retryInterval: SSE_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.set(id, { transport, owner, lastSeen: Date.now() });
