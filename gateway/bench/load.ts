@@ -24,16 +24,20 @@ export interface Target {
   url: string;
   body: string;
   headers: Record<string, string>;
+  /** When set, requests cycle through these header sets (e.g. one bearer token per simulated user). */
+  headerSets?: Record<string, string>[];
 }
 
 export async function measure(target: Target, options: LoadOptions): Promise<LoadResult> {
   const url = new URL(target.url);
   const pool = new Pool(url.origin, { connections: options.concurrency, pipelining: 1 });
+  let next = 0;
+  const sets = target.headerSets;
   const send = async (): Promise<boolean> => {
     const response = await pool.request({
       path: url.pathname,
       method: "POST",
-      headers: target.headers,
+      headers: sets === undefined ? target.headers : (sets[next++ % sets.length] ?? target.headers),
       body: target.body,
     });
     // Read to the end: for SSE the response is only complete when the stream ends.

@@ -2,6 +2,7 @@
 //   direct   → upstream
 //   gateway  → svc-gateway start (its own process) → upstream
 //   nginx    → nginx, 1 worker (when installed)   → upstream
+//   secured  → svc-gateway start with JWT auth + RBAC + Redis rate limit + replay + audit → upstream
 // for a JSON tools/call and an SSE tools/call, in two phases:
 //   throughput: CONCURRENCY keep-alive connections, closed loop  → req/s (and p50/p99 under load)
 //   latency:    1 connection, one request at a time               → p50/p99 without queueing
@@ -10,7 +11,8 @@
 // machine the background load drifts, and alternating keeps the drift from favouring one path.
 // Options (environment): BENCH_SECONDS (per measurement, default 1.5), BENCH_ROUNDS (default 3),
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
-// BENCH_JSON=path (also write the results as JSON).
+// BENCH_JSON=path (also write the results as JSON), BENCH_USERS (users with their own token on the secured path,
+// default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,9 +21,11 @@ import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
 import { cpuMs } from "./process-cpu.ts";
+import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
-type Path = "direct" | "gateway" | "nginx";
+type Path = "direct" | "gateway" | "nginx" | "secured";
+const PATHS = ["direct", "gateway", "nginx", "secured"] as const;
 type Kind = "json" | "sse";
 type Phase = "throughput" | "latency";
 
@@ -41,6 +45,7 @@ interface Row {
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const users = Number(process.env.BENCH_USERS ?? 64);
 
 const body = JSON.stringify({
   jsonrpc: "2.0",
@@ -91,6 +96,7 @@ async function main(): Promise<void> {
   let upstream: RunningUpstream | undefined;
   let gateway: SpawnedGateway | undefined;
   let nginx: RunningNginx | undefined;
+  let secured: SecuredGateway | undefined;
   try {
     upstream = await spawnUpstream();
     const config = await writeGatewayConfig(dir, {
@@ -98,6 +104,8 @@ async function main(): Promise<void> {
       "bench-sse": `${upstream.url}/sse/mcp`,
     });
     gateway = await spawnGateway(config);
+    secured = await startSecuredGateway(dir, upstream.url, users);
+    console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
     else {
       nginx = await startNginx(join(dir, "nginx"), upstream.url);
@@ -109,17 +117,20 @@ async function main(): Promise<void> {
       direct: upstream.url,
       gateway: gateway.url,
       nginx: nginx?.url,
+      secured: secured.url,
     };
     const targetFor = (path: Path, kind: Kind): Target | undefined => {
       const base = bases[path];
       if (!base) return undefined;
       const route = path === "direct" ? `/${kind}/mcp` : `/bench-${kind}/mcp`;
-      return { url: `${base}${route}`, body, headers };
+      if (path !== "secured") return { url: `${base}${route}`, body, headers };
+      const headerSets = (secured?.authHeaders ?? []).map((auth) => ({ ...headers, ...auth }));
+      return { url: `${base}${route}`, body, headers: headerSets[0] ?? headers, headerSets };
     };
 
     const rows: Row[] = [];
     for (const kind of ["json", "sse"] as const) {
-      for (const path of ["direct", "gateway", "nginx"] as const) {
+      for (const path of PATHS) {
         const target = targetFor(path, kind);
         if (target) await verify(path, kind, target);
       }
@@ -128,12 +139,13 @@ async function main(): Promise<void> {
       direct: undefined,
       gateway: gateway.process.pid,
       nginx: nginx?.pid,
+      secured: secured.pid,
     };
     const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
       for (const phase of ["throughput", "latency"] as const) {
         for (const kind of ["json", "sse"] as const) {
-          for (const path of ["direct", "gateway", "nginx"] as const) {
+          for (const path of PATHS) {
             const target = targetFor(path, kind);
             if (!target) continue;
             let proxyCpu = 0;
@@ -166,7 +178,7 @@ async function main(): Promise<void> {
     }
     for (const phase of ["throughput", "latency"] as const) {
       for (const kind of ["json", "sse"] as const) {
-        for (const path of ["direct", "gateway", "nginx"] as const) {
+        for (const path of PATHS) {
           const runs = samples.get(`${phase}/${kind}/${path}`);
           if (!runs) continue;
           const result: Sample = {
@@ -189,7 +201,7 @@ async function main(): Promise<void> {
     const find = (phase: Phase, kind: Kind, path: Path) =>
       rows.find((row) => row.phase === phase && row.kind === kind && row.path === path)?.result;
     console.log(
-      "\nratios (targets: gateway ≥ 0.6 × nginx req/s; gateway p50 ≤ direct p50 + 1 ms at 1 connection)",
+      "\nratios (targets: gateway ≥ 0.6 × nginx req/s; gateway p50 ≤ direct p50 + 1 ms at 1 connection; secured ≥ 0.4 × nginx req/s)",
     );
     const summary: Record<string, unknown> = {};
     for (const kind of ["json", "sse"] as const) {
@@ -213,6 +225,15 @@ async function main(): Promise<void> {
         nginxP50OverheadMs: nginxOverhead,
         nginxVsGatewayCpuPerRequest: cpuRatio,
       };
+      const sec = find("throughput", kind, "secured");
+      const securedVsNginx = sec && ng ? sec.rps / ng.rps : Number.NaN;
+      const securedVsGateway = sec && gw ? sec.rps / gw.rps : Number.NaN;
+      (summary[kind] as Record<string, number>).securedVsNginxRps = securedVsNginx;
+      (summary[kind] as Record<string, number>).securedVsGatewayRps = securedVsGateway;
+      console.log(
+        `${kind.padEnd(4)} secured/nginx req/s ${fmt(securedVsNginx)}${Number.isFinite(securedVsNginx) ? (securedVsNginx >= 0.4 ? " (meets 0.4)" : " (BELOW 0.4)") : " (no nginx)"}` +
+          `  secured/gateway req/s ${fmt(securedVsGateway)}`,
+      );
       console.log(
         `${kind.padEnd(4)} gateway/nginx req/s ${fmt(vsNginx)}${Number.isFinite(vsNginx) ? (vsNginx >= 0.6 ? " (meets 0.6)" : " (BELOW 0.6)") : " (no nginx)"}` +
           `  gateway/direct req/s ${fmt(vsDirect)}` +
@@ -230,6 +251,7 @@ async function main(): Promise<void> {
   } finally {
     await nginx?.stop();
     await gateway?.stop();
+    await secured?.stop();
     await upstream?.stop();
     await rm(dir, { recursive: true, force: true });
   }
