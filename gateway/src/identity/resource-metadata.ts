@@ -9,9 +9,22 @@ export interface ProtectedResourceMetadata {
   resource_name?: string;
 }
 
+/**
+ * The origin of the gateway's public URL. A Host header that is not a valid authority (possible when the gateway is
+ * not bound to loopback, where Host is not checked) yields "", so links become paths: the caller still gets its 401
+ * or its metadata instead of a 500.
+ */
+function originOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return "";
+  }
+}
+
 /** Where the metadata for a resource lives: the well-known prefix inserted before the resource's path (RFC 9728 3.1). */
 export function resourceMetadataUrl(baseUrl: string, server?: string): string {
-  const origin = new URL(baseUrl).origin;
+  const origin = originOf(baseUrl);
   return server === undefined
     ? `${origin}/.well-known/oauth-protected-resource`
     : `${origin}/.well-known/oauth-protected-resource/${encodeURIComponent(server)}/mcp`;
@@ -27,7 +40,7 @@ export function protectedResourceMetadata(
   baseUrl: string,
   server?: string,
 ): ProtectedResourceMetadata {
-  const origin = new URL(baseUrl).origin;
+  const origin = originOf(baseUrl);
   const target = server === undefined ? undefined : config.servers.find((s) => s.name === server);
   const providers =
     target?.idp === undefined

@@ -106,6 +106,13 @@ describe("protected-resource metadata", () => {
       "https://login.gw.example.com",
     ]);
   });
+  test("a Host that is not a valid authority gives path-only links, not an exception (a 401, not a 500)", () => {
+    expect(resourceMetadataUrl("http://bad host", "github")).toBe(
+      "/.well-known/oauth-protected-resource/github/mcp",
+    );
+    expect(protectedResourceMetadata(config(), "http://bad host", "github").resource).toBe("/github/mcp");
+  });
+
   test("metadata URLs put the well-known prefix before the resource path", () => {
     expect(resourceMetadataUrl("http://gw.example.com")).toBe(
       "http://gw.example.com/.well-known/oauth-protected-resource",
