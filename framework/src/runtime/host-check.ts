@@ -14,16 +14,28 @@ function hostnameOf(value: string): string | undefined {
   }
 }
 
+/** Verdicts per header value: clients repeat the same Host on every request, so URL parsing runs once per value. */
+const verdicts = new Map<string, boolean>();
+
+function namesLoopback(value: string): boolean {
+  let verdict = verdicts.get(value);
+  if (verdict === undefined) {
+    const host = hostnameOf(value);
+    verdict = host !== undefined && host !== "" && isLoopback(host);
+    if (verdicts.size >= 64) verdicts.clear(); // values are client-chosen: stay bounded
+    verdicts.set(value, verdict);
+  }
+  return verdict;
+}
+
 /**
  * DNS-rebinding protection for a server bound to loopback: a browser tricked into calling it carries a foreign
  * Host (or Origin), which is refused with 403. Servers bound to other interfaces rely on authentication.
  */
 export function loopbackHostGuard(): MiddlewareHandler {
   return async (c, next) => {
-    const host = hostnameOf(c.req.header("host") ?? "");
     const origin = c.req.header("origin");
-    const originHost = origin === undefined ? undefined : hostnameOf(origin);
-    if (!host || !isLoopback(host) || (origin !== undefined && (!originHost || !isLoopback(originHost)))) {
+    if (!namesLoopback(c.req.header("host") ?? "") || (origin !== undefined && !namesLoopback(origin))) {
       const message = `Forbidden: this server is bound to loopback and accepts only a localhost Host/Origin header`;
       return c.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, 403);
     }

@@ -1,6 +1,7 @@
 import {
   type Attributes,
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   type Span,
   SpanKind,
@@ -31,11 +32,13 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
+/** Tracing off: one shared non-recording span (all its methods are no-ops), nothing allocated per call. */
+const noopSpan = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 const disabled: Telemetry = {
   enabled: false,
   detailed: false,
-  span: (_name, _kind, _attributes, run) =>
-    run(trace.wrapSpanContext({ traceId: "", spanId: "", traceFlags: 0 })),
+  span: (_name, _kind, _attributes, run) => run(noopSpan),
   inject: (meta) => meta,
   detail: () => {},
   shutdown: async () => {},
