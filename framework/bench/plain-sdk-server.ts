@@ -1,12 +1,17 @@
 // Baseline for `npm run bench:framework`: the MCP SDK alone (McpServer + its Node Streamable HTTP transport on
-// node:http, stateful sessions) exposing the same echo tool as the framework-built server.
+// node:http, stateful sessions) exposing the same echo tool as the framework-built server. It has no
+// resumability (no event store), as in the SDK's minimal example; BENCH_EVENT_STORE=1 adds the SDK's example
+// InMemoryEventStore, for a reference figure with resumability on both sides.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
+import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 
 const transports = new Map<string, StreamableHTTPServerTransport>();
+// One store shared by all sessions, like the framework's (the SDK's example store is unbounded).
+const eventStore = process.env.BENCH_EVENT_STORE === "1" ? new InMemoryEventStore() : undefined;
 
 function newServer(): McpServer {
   const server = new McpServer({ name: "plain-sdk", version: "1.0.0" });
@@ -38,6 +43,7 @@ const http = createServer(async (req, res) => {
   }
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
+    ...(eventStore ? { eventStore } : {}),
     onsessioninitialized: (id) => {
       transports.set(id, transport);
     },
