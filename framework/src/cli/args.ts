@@ -32,3 +32,23 @@ export function parsePort(value: string | boolean | undefined, flag = "--port"):
   }
   return port;
 }
+
+/**
+ * The options of the commands that serve a project (`svc run`, `svc dev`): `--port`, `--host`, `--project`, no
+ * positionals. `undefined` when `--help` was asked for.
+ */
+export function parseServeArgs(
+  argv: string[],
+): { projectDir: string; port: number | undefined; host: string | undefined } | undefined {
+  const { values, positionals, projectDir, help } = parseCommandArgs(argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+  });
+  if (help) return undefined;
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  return {
+    projectDir,
+    port: parsePort(values.port),
+    host: typeof values.host === "string" ? values.host : undefined,
+  };
+}

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { watch } from "node:fs";
 import { join } from "node:path";
-import { parseCommandArgs, parsePort, UsageError } from "./args.ts";
+import { parseServeArgs } from "./args.ts";
 import { buildAndReport } from "./build.ts";
 import { devEnvironment } from "./env-file.ts";
 
@@ -31,21 +31,12 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const {
-    values,
-    positionals,
-    projectDir,
-    help: wantsHelp,
-  } = parseCommandArgs(argv, {
-    port: { type: "string" },
-    host: { type: "string" },
-  });
-  if (wantsHelp) {
+  const options = parseServeArgs(argv);
+  if (options === undefined) {
     process.stdout.write(help);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const port = parsePort(values.port);
+  const { projectDir, port, host } = options;
   let child: ChildProcess | undefined;
 
   const restart = async () => {
@@ -56,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     await stopChild(child);
     const env = devEnvironment(projectDir);
     if (port !== undefined) env.PORT = String(port);
-    if (typeof values.host === "string") env.HOST = values.host;
+    if (host !== undefined) env.HOST = host;
     child = spawn(process.execPath, [join(projectDir, "dist", "server.mjs")], {
       cwd: projectDir,
       env,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { readManifest, staleReason } from "../build/manifest.ts";
-import { parseCommandArgs, parsePort, UsageError } from "./args.ts";
+import { parseServeArgs } from "./args.ts";
 import { buildAndReport } from "./build.ts";
 import { loadEnvFile } from "./env-file.ts";
 
@@ -23,21 +23,12 @@ Options:
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const {
-    values,
-    positionals,
-    projectDir,
-    help: wantsHelp,
-  } = parseCommandArgs(argv, {
-    port: { type: "string" },
-    host: { type: "string" },
-  });
-  if (wantsHelp) {
+  const options = parseServeArgs(argv);
+  if (options === undefined) {
     process.stdout.write(help);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const port = parsePort(values.port);
+  const { projectDir, port, host } = options;
   let manifest = await readManifest(projectDir);
   const stale = await staleReason(projectDir, manifest);
   if (stale) {
@@ -53,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`svc: dev build: loaded ${Object.keys(fromFile).length} variables from .env\n`);
   }
   if (port !== undefined) process.env.PORT = String(port);
-  if (typeof values.host === "string") process.env.HOST = values.host;
+  if (host !== undefined) process.env.HOST = host;
   // The server runs in this process: one process to signal, nothing to forward.
   await import(pathToFileURL(join(projectDir, "dist", "server.mjs")).href);
   return -1; // keep running; the server exits the process itself
