@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { RedisServer } from "../../gateway/test/kv/redis-server.ts";
 import { API_GROUP, API_VERSION, KINDS, type Kind } from "../../operator/src/api/names.ts";
 import { silentLogger } from "../../operator/src/controller/log.ts";
 import { type RunningOperator, startOperator } from "../../operator/src/controller/operator.ts";
@@ -16,7 +17,6 @@ import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
 import { repoRoot } from "./support/paths.ts";
-import { startRedis } from "./support/redis-server.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";
 
@@ -35,7 +35,7 @@ let operator: RunningOperator;
 let gateway: ListeningProcess;
 let frameworkServer: ListeningProcess & { mcpUrl: string };
 let upstreamB: Upstream;
-let redis: Awaited<ReturnType<typeof startRedis>>;
+let redis: RedisServer;
 let kubelet: NodeJS.Timeout;
 const scratch = mkdtempSync(join(tmpdir(), "svc-e2e-"));
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
@@ -92,7 +92,7 @@ beforeAll(async () => {
   [frameworkServer, upstreamB, redis] = await Promise.all([
     startFrameworkServer(join(scratch, "hello-tools")),
     startUpstream("beta"),
-    startRedis(),
+    RedisServer.start(),
   ]);
   operator = await startOperator({
     server: api.url,
@@ -138,7 +138,7 @@ afterAll(async () => {
   clearInterval(kubelet);
   await gateway?.stop();
   await operator?.stop();
-  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close(), redis?.stop()]);
+  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close(), redis?.kill()]);
   rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -1,18 +1,7 @@
 // Spawns a real redis-server on a free loopback port for tests; can kill it and bring it back on the same port.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  server.close();
-  await once(server, "close");
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
+import { freePort } from "../../bench/free-port.ts";
 
 export class RedisServer {
   readonly port: number;
