@@ -1,14 +1,23 @@
 // Step 2 of the pipeline: who is calling. One AuthMode per config generation (providers change on reload), so a
-// request costs a header parse and, for a token seen before, a hash lookup in the verifier's cache.
+// request with a plain bearer token costs a header parse and, for a token seen before, a hash lookup in the
+// verifier's cache. A DPoP-bound token adds its proof's signature check on every request: proofs differ per request.
 // Closed by default: without identity providers every request is refused, unless the operator explicitly set
 // SVC_ALLOW_ANONYMOUS=true (local development; docs/access.md).
 import type { IdentityProviderConfig } from "../config/index.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
-import { bearerChallenge, bearerTokenOf } from "./bearer.ts";
+import {
+  type AuthScheme,
+  accessTokenOf,
+  bearerChallenge,
+  type Credentials,
+  dpopChallenge,
+} from "./bearer.ts";
+import { type DpopProof, verifyDpopProof } from "./dpop-proof.ts";
 import type { Principal } from "./principal.ts";
 import { resourceMetadataUrl } from "./resource-metadata.ts";
 import { TokenRejected } from "./token-rejected.ts";
 import { TokenVerifier } from "./token-verifier.ts";
+import { VerificationCache } from "./verification-cache.ts";
 
 export type AuthMode =
   | { kind: "verify"; verifier: TokenVerifier }
@@ -40,43 +49,129 @@ const NO_QUERY = new URL("http://gateway/");
 
 export interface AuthRequest {
   authorization: string | undefined;
+  /** The DPoP header (RFC 9449), when the client sent one. */
+  dpop: string | undefined;
+  /** The HTTP method, which a DPoP proof names (htm). */
+  method: string;
   /** The request target as received (path and query). */
   rawUrl: string | undefined;
-  /** `scheme://host[:port]` the client used, for the resource_metadata link in a challenge. */
+  /** `scheme://host[:port]` the client used, for the resource_metadata link in a challenge and a proof's htu. */
   baseUrl: string;
   server: string;
+  /**
+   * Verify a DPoP proof sent with a token that is not bound to a key (or in anonymous mode) too: replay protection
+   * wants to spend its jti, and a jti is only worth spending once the proof verifies. A bound token's proof is
+   * always verified, whatever this says: that is authentication.
+   */
+  verifyUnboundProof: boolean;
 }
 
-/** Resolves to the caller, or rejects with a GatewayError `unauthorized` carrying the WWW-Authenticate challenge. */
-export async function authenticate(mode: AuthMode, request: AuthRequest): Promise<Principal> {
+export interface Authenticated {
+  principal: Principal;
+  /** The DPoP proof verified for this request, if one was (for replay protection to spend its jti). */
+  proof: DpopProof | undefined;
+}
+
+/**
+ * Resolves to the caller (and the verified DPoP proof, if any), or rejects with a GatewayError `unauthorized`
+ * carrying the WWW-Authenticate challenge. A token whose claims carry `cnf.jkt` is DPoP-bound (RFC 9449): it is
+ * accepted only with the DPoP scheme and a proof for this request, signed by that key, naming this token (ath).
+ */
+export async function authenticate(mode: AuthMode, request: AuthRequest): Promise<Authenticated> {
+  let scheme: AuthScheme | undefined;
   try {
     const url = request.rawUrl?.includes("?") === true ? new URL(request.rawUrl, "http://gateway") : NO_QUERY;
     if (mode.kind === "anonymous") {
       // Still refuse a token in the URL: it is in some log now, and the client should learn that.
-      if (url.searchParams.has("access_token")) bearerTokenOf(request.authorization, url);
-      return ANONYMOUS_PRINCIPAL;
+      if (url.searchParams.has("access_token")) accessTokenOf(request.authorization, url);
+      return { principal: ANONYMOUS_PRINCIPAL, proof: await unboundProof(request) };
     }
-    const token = bearerTokenOf(request.authorization, url);
+    const credentials = accessTokenOf(request.authorization, url);
+    scheme = credentials.scheme;
     if (mode.kind === "closed") {
       throw new TokenRejected("untrusted_issuer", "no identity providers are configured on this gateway");
     }
-    return await mode.verifier.verify(token);
+    const principal = await mode.verifier.verify(credentials.token);
+    if (principal.dpopJkt === undefined) {
+      // The DPoP scheme claims a sender-constrained token; accepting an unbound one under it would let a client
+      // believe it is protected when it is not.
+      if (scheme === "dpop") {
+        throw new TokenRejected(
+          "dpop_binding",
+          "the token is not DPoP-bound (no cnf.jkt); send it as Authorization: Bearer",
+        );
+      }
+      return { principal, proof: await unboundProof(request) };
+    }
+    return { principal, proof: await bindingProof(request, credentials, principal.dpopJkt) };
   } catch (error) {
     if (!(error instanceof TokenRejected)) throw error;
-    throw unauthorized(error, request);
+    throw unauthorized(error, request, scheme);
   }
 }
 
-function unauthorized(rejection: TokenRejected, request: AuthRequest): GatewayError {
+/** The proof that a DPoP-bound token is presented by the holder of its key (RFC 9449 sections 4.3 and 7.1). */
+async function bindingProof(request: AuthRequest, credentials: Credentials, jkt: string): Promise<DpopProof> {
+  if (credentials.scheme !== "dpop") {
+    // RFC 9449 section 7.2: a bound token sent as Bearer must be refused, or DPoP could simply be dropped.
+    throw new TokenRejected(
+      "dpop_binding",
+      "the token is DPoP-bound; send it as Authorization: DPoP with a DPoP proof",
+    );
+  }
+  const proof = await verifyDpopProof(request.dpop, request.method, htuOf(request), Date.now());
+  // The verifier caches by the same base64url(SHA-256(token)) that RFC 9449 defines as ath.
+  if (proof.ath === undefined) throw new TokenRejected("invalid_dpop_proof", "the proof has no ath");
+  if (proof.ath !== VerificationCache.keyOf(credentials.token)) {
+    throw new TokenRejected("invalid_dpop_proof", "the proof's ath is not the hash of this access token");
+  }
+  if (proof.thumbprint !== jkt) {
+    throw new TokenRejected(
+      "dpop_binding",
+      "Invalid DPoP key binding: the proof is signed by another key than the token is bound to",
+    );
+  }
+  return proof;
+}
+
+/**
+ * A proof next to a token that is not bound to a key (or in anonymous mode) proves nothing about the caller, so
+ * authentication ignores it (RFC 9449 lets a resource server accept such a token as a plain bearer token; its ath
+ * is not compared either). It is verified only when replay protection will spend its jti.
+ */
+function unboundProof(request: AuthRequest): Promise<DpopProof | undefined> | undefined {
+  if (request.dpop === undefined || !request.verifyUnboundProof) return undefined;
+  return verifyDpopProof(request.dpop, request.method, htuOf(request), Date.now());
+}
+
+/** The URL a proof must name: SVC_PUBLIC_URL's origin (else http:// + Host) and the path (the query is ignored). */
+function htuOf(request: AuthRequest): string {
+  return `${request.baseUrl}${request.rawUrl ?? ""}`;
+}
+
+function unauthorized(
+  rejection: TokenRejected,
+  request: AuthRequest,
+  scheme: AuthScheme | undefined,
+): GatewayError {
   const metadata = resourceMetadataUrl(request.baseUrl, request.server);
-  // The client learns `invalid_token` and a short message; the precise reason goes to logs and the audit trail.
+  // The challenge answers in the scheme the client used, and in DPoP for anything about DPoP (RFC 9449 7.1).
+  const aboutDpop =
+    scheme === "dpop" || rejection.reason === "invalid_dpop_proof" || rejection.reason === "dpop_binding";
+  // The client learns the error code and a short message; the precise reason goes to logs and the audit trail.
   const message =
     rejection.reason === "missing"
       ? "Authentication required: send Authorization: Bearer <token>"
-      : `Invalid bearer token: ${rejection.message}`;
+      : rejection.reason === "invalid_dpop_proof"
+        ? `Invalid DPoP proof: ${rejection.message}`
+        : `Invalid ${aboutDpop ? "access" : "bearer"} token: ${rejection.message}`;
   return new GatewayError("unauthorized", message, {
     cause: rejection,
-    headers: { "www-authenticate": bearerChallenge(metadata, rejection) },
+    headers: {
+      "www-authenticate": aboutDpop
+        ? dpopChallenge(metadata, rejection)
+        : bearerChallenge(metadata, rejection),
+    },
   });
 }
 

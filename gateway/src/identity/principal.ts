@@ -9,6 +9,12 @@ export interface Principal {
   scopes: string[];
   /** Token expiry, seconds since the epoch. */
   expiresAt: number;
+  /**
+   * The token's cnf.jkt (RFC 9449 section 6.1): the RFC 7638 thumbprint of the key it is bound to. Set = the token
+   * is DPoP-bound and every request with it must carry a proof signed by that key; unset = a plain bearer token.
+   * Kept on the principal because the verifier caches principals by token, so the hot path reads it for free.
+   */
+  dpopJkt?: string;
 }
 
 /**

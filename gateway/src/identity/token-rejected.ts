@@ -1,4 +1,7 @@
-/** Why a bearer token was refused. The reason is logged and audited; the client only learns `invalid_token`. */
+/**
+ * Why an access token was refused. The reason is logged and audited; the client learns `invalid_token`, or
+ * `invalid_dpop_proof` when the DPoP proof is at fault (RFC 9449 section 7.1).
+ */
 export type RejectionReason =
   | "missing"
   | "malformed"
@@ -11,7 +14,13 @@ export type RejectionReason =
   | "not_yet_valid"
   | "wrong_audience"
   | "missing_claim"
-  | "jwks_unavailable";
+  | "jwks_unavailable"
+  /** The token is bound (cnf) by a method other than a DPoP key thumbprint: a binding the gateway cannot check. */
+  | "unsupported_binding"
+  /** DPoP binding (RFC 9449): a bound token sent as Bearer, an unbound one sent as DPoP, or a proof by another key. */
+  | "dpop_binding"
+  /** A DPoP proof missing, not verifying, or not made for this request or this access token (ath). */
+  | "invalid_dpop_proof";
 
 export class TokenRejected extends Error {
   override readonly name = "TokenRejected";

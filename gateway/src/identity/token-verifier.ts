@@ -110,6 +110,8 @@ export class TokenVerifier {
       scopes: scopesFromClaims(payload),
       expiresAt: payload.exp as number,
     };
+    const dpopJkt = dpopKeyOf(payload);
+    if (dpopJkt !== undefined) principal.dpopJkt = dpopJkt;
     this.#cache.set(key, principal);
     return principal;
   }
@@ -138,6 +140,29 @@ export class TokenVerifier {
       throw new TokenRejected("missing_claim", 'the token has no "iss" claim');
     return claims;
   }
+}
+
+/**
+ * The DPoP key thumbprint a token is bound to (`cnf.jkt`, RFC 9449 section 6.1), or undefined for an unbound token.
+ * Every member of `cnf` is a confirmation method (RFC 7800), so a token also (or only) bound some other way, e.g. to
+ * a TLS client certificate (`x5t#S256`), is refused: ignoring a binding the gateway cannot check would turn a
+ * sender-constrained token back into a bearer token.
+ */
+function dpopKeyOf(payload: JWTPayload): string | undefined {
+  const cnf = payload.cnf;
+  if (cnf === undefined) return undefined;
+  if (typeof cnf !== "object" || cnf === null || Array.isArray(cnf)) {
+    throw new TokenRejected("malformed", 'claim "cnf" is not an object');
+  }
+  const methods = Object.keys(cnf);
+  const jkt = (cnf as { jkt?: unknown }).jkt;
+  if (methods.length !== 1 || typeof jkt !== "string" || jkt === "") {
+    throw new TokenRejected(
+      "unsupported_binding",
+      `the token is bound by cnf (${methods.join(", ") || "empty"}); this gateway checks only a DPoP key (cnf.jkt)`,
+    );
+  }
+  return jkt;
 }
 
 function rejectionFor(error: unknown): TokenRejected {

@@ -21,7 +21,7 @@ import type { ConfigSnapshot } from "../server/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
 import { type AuditFacts, recordAudit } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type ResponsePolicy, responsePolicy } from "./authorize-step.ts";
-import { checkDpopProof, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
+import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
 import { readBody } from "./read-body.ts";
 import { requestIdFrom } from "./request-id.ts";
@@ -99,16 +99,22 @@ async function runPipeline(
     const route = resolveRoute(snapshot, c.req.param("server") ?? "");
     server = route.name;
 
-    // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise). Before any body work, so
-    //    unauthenticated traffic never makes the gateway read or parse. The Authorization header itself is
-    //    dropped in forward (proxy/headers.ts): the client's token never goes upstream.
+    // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise); a DPoP-bound token also needs
+    //    its proof here, replay protection or not (docs/access.md). Before any body work, so unauthenticated
+    //    traffic never makes the gateway read or parse. The Authorization header itself is dropped in forward
+    //    (proxy/headers.ts): the client's token never goes upstream.
     const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
-    principal = await authenticate(snapshot.auth, {
+    const dpop = incoming.headers.dpop;
+    const authenticated = await authenticate(snapshot.auth, {
       authorization: incoming.headers.authorization,
+      dpop: typeof dpop === "string" ? dpop : undefined,
+      method: httpMethod,
       rawUrl: incoming.url,
       baseUrl,
       server,
+      verifyUnboundProof: snapshot.replayProtection,
     });
+    principal = authenticated.principal;
 
     // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
     //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
@@ -125,15 +131,14 @@ async function runPipeline(
       : undefined;
     authorizeServer(route.server, policy, principal, onDecision);
 
-    // 3. limit: per-user rate limit, then a DPoP proof's replay check. Needs the principal from step 2; still
-    //    before the body is read, so a flood costs one KV round trip per request and no parsing.
+    // 3. limit: per-user rate limit, then the replay check of the DPoP proof step 2 verified. Needs the principal
+    //    from step 2; still before the body is read, so a flood costs one KV round trip per request and no parsing.
     if (snapshot.rateLimit !== undefined) {
       extraHeaders = await checkRateLimit(deps, snapshot.rateLimit, principal, server);
       if (extraHeaders !== undefined) errorContext.extraHeaders = extraHeaders;
     }
-    const dpop = incoming.headers.dpop;
-    if (snapshot.replayProtection && typeof dpop === "string") {
-      await checkDpopProof(deps, dpop, httpMethod, `${baseUrl}${incoming.url ?? ""}`);
+    if (snapshot.replayProtection && authenticated.proof !== undefined) {
+      await checkDpopReplay(deps, authenticated.proof);
     }
 
     // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { validateConfigText } from "../../src/config/index.ts";
-import { bearerChallenge, bearerTokenOf } from "../../src/identity/bearer.ts";
+import { accessTokenOf, bearerChallenge, dpopChallenge } from "../../src/identity/bearer.ts";
 import { protectedResourceMetadata, resourceMetadataUrl } from "../../src/identity/resource-metadata.ts";
 import { TokenRejected } from "../../src/identity/token-rejected.ts";
 
@@ -15,10 +15,12 @@ const reasonOf = (fn: () => unknown) => {
   return "accepted";
 };
 
-describe("bearerTokenOf", () => {
-  test("takes the token from Authorization: Bearer, any case", () => {
-    expect(bearerTokenOf("Bearer abc.def.ghi", url())).toBe("abc.def.ghi");
-    expect(bearerTokenOf("bearer abc.def.ghi", url())).toBe("abc.def.ghi");
+describe("accessTokenOf", () => {
+  test("takes the token from Authorization: Bearer or DPoP, any case, and says which", () => {
+    expect(accessTokenOf("Bearer abc.def.ghi", url())).toEqual({ scheme: "bearer", token: "abc.def.ghi" });
+    expect(accessTokenOf("bearer abc.def.ghi", url())).toEqual({ scheme: "bearer", token: "abc.def.ghi" });
+    expect(accessTokenOf("DPoP abc.def.ghi", url())).toEqual({ scheme: "dpop", token: "abc.def.ghi" });
+    expect(accessTokenOf("dpop abc.def.ghi", url())).toEqual({ scheme: "dpop", token: "abc.def.ghi" });
   });
   test.each([
     [undefined, "missing"],
@@ -26,11 +28,13 @@ describe("bearerTokenOf", () => {
     ["Basic dXNlcjpwYXNz", "malformed"],
     ["Bearer", "malformed"],
     ["Bearer a b", "malformed"],
+    ["DPoP", "malformed"],
+    ["DPoPabc", "malformed"],
   ])("%j → %s", (header, reason) => {
-    expect(reasonOf(() => bearerTokenOf(header, url()))).toBe(reason);
+    expect(reasonOf(() => accessTokenOf(header, url()))).toBe(reason);
   });
   test("a token in the query string is refused, even beside a valid header", () => {
-    expect(reasonOf(() => bearerTokenOf("Bearer abc", url("/github/mcp?access_token=abc")))).toBe(
+    expect(reasonOf(() => accessTokenOf("Bearer abc", url("/github/mcp?access_token=abc")))).toBe(
       "malformed",
     );
   });
@@ -45,6 +49,26 @@ describe("bearerChallenge", () => {
     expect(bearerChallenge(metadata, new TokenRejected("expired", "the token has expired"))).toBe(
       `Bearer realm="svc-gateway", error="invalid_token", error_description="the token has expired", resource_metadata="${metadata}"`,
     );
+  });
+});
+
+describe("dpopChallenge (RFC 9449 section 7.1)", () => {
+  const metadata = "http://gw.example.com/.well-known/oauth-protected-resource/github/mcp";
+  test("a proof at fault says invalid_dpop_proof; a binding at fault says invalid_token; both list the algs", () => {
+    const proof = dpopChallenge(metadata, new TokenRejected("invalid_dpop_proof", "the proof has no ath"));
+    expect(proof).toMatch(/^DPoP realm="svc-gateway", error="invalid_dpop_proof", /);
+    expect(proof).toContain('error_description="the proof has no ath"');
+    expect(proof).toMatch(/algs="RS256 [^"]*ES256[^"]*"/);
+    expect(proof).toContain(`resource_metadata="${metadata}"`);
+    const binding = dpopChallenge(metadata, new TokenRejected("dpop_binding", "Invalid DPoP key binding"));
+    expect(binding).toMatch(/^DPoP realm="svc-gateway", error="invalid_token", /);
+  });
+  test("a description quoting client input cannot break out of its quoted-string", () => {
+    const challenge = dpopChallenge(
+      metadata,
+      new TokenRejected("invalid_dpop_proof", 'htm is "X\\", x="y\r\nSet-Cookie: a=b'),
+    );
+    expect(challenge).toContain(`error_description="htm is 'X?', x='y??Set-Cookie: a=b"`);
   });
 });
 

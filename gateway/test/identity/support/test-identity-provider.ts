@@ -3,18 +3,28 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { exportJWK, type JWTPayload, SignJWT } from "jose";
 import Provider from "oidc-provider";
+import type { DpopKey } from "./dpop-key.ts";
 
 // A real OpenID provider (oidc-provider) on 127.0.0.1 issuing RS256 and ES256 JWT access tokens through the
 // client_credentials grant, with the groups each test asks for. `sign` makes the tokens a real provider will not
 // (expired, wrong audience, missing claims) with the provider's own current keys, so only one property differs.
+// Asked with a DPoP key, the provider binds the token to it (RFC 9449: cnf.jkt), as its DPoP feature does.
 
 export type SigningAlg = "RS256" | "ES256";
 
 export interface TestIdentityProvider {
   issuer: string;
   jwksUri: string;
-  /** A real access token for `resource`, carrying `claims` (e.g. groups) besides the provider's own. */
-  token(options: { resource: string; alg?: SigningAlg; claims?: Record<string, unknown> }): Promise<string>;
+  /**
+   * A real access token for `resource`, carrying `claims` (e.g. groups) besides the provider's own; with `dpop`,
+   * the token request carries a DPoP proof by that key and the provider issues a token bound to it.
+   */
+  token(options: {
+    resource: string;
+    alg?: SigningAlg;
+    claims?: Record<string, unknown>;
+    dpop?: DpopKey;
+  }): Promise<string>;
   /** A token signed with the provider's current key for `alg`; defaults: iss, sub, aud, iat, exp in 5 minutes. */
   sign(
     payload: JWTPayload,
@@ -92,20 +102,25 @@ export async function startTestIdentityProvider(): Promise<TestIdentityProvider>
   return {
     issuer,
     jwksUri: `${issuer}/jwks`,
-    async token({ resource, alg = "RS256", claims = {} }) {
+    async token({ resource, alg = "RS256", claims = {}, dpop }) {
       algFor.set(resource, alg);
       nextClaims = claims;
-      const response = await fetch(`${issuer}/token`, {
+      const tokenUrl = `${issuer}/token`;
+      const response = await fetch(tokenUrl, {
         method: "POST",
         headers: {
           "content-type": "application/x-www-form-urlencoded",
           authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString("base64")}`,
+          ...(dpop === undefined ? {} : { dpop: await dpop.proof({ htm: "POST", htu: tokenUrl }) }),
         },
         body: new URLSearchParams({ grant_type: "client_credentials", resource }),
       });
-      const body = (await response.json()) as { access_token?: string };
+      const body = (await response.json()) as { access_token?: string; token_type?: string };
       if (!response.ok || body.access_token === undefined) {
         throw new Error(`the identity provider refused a token: ${response.status} ${JSON.stringify(body)}`);
+      }
+      if (dpop !== undefined && body.token_type !== "DPoP") {
+        throw new Error(`the identity provider did not bind the token to the DPoP key: ${body.token_type}`);
       }
       return body.access_token;
     },
