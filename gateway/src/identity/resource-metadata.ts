@@ -1,4 +1,5 @@
 import type { GatewayConfig } from "../config/index.ts";
+import { ACCEPTED_ALGORITHMS } from "./token-verifier.ts";
 
 /** RFC 9728 protected-resource metadata, as served at /.well-known/oauth-protected-resource[/{server}/mcp]. */
 export interface ProtectedResourceMetadata {
@@ -6,6 +7,8 @@ export interface ProtectedResourceMetadata {
   authorization_servers: string[];
   scopes_supported: string[];
   bearer_methods_supported: ["header"];
+  /** Proof algorithms for DPoP-bound tokens (RFC 9728 section 2), which the gateway accepts (docs/access.md). */
+  dpop_signing_alg_values_supported: string[];
   resource_name?: string;
 }
 
@@ -55,6 +58,7 @@ export function protectedResourceMetadata(
     authorization_servers: [...new Set(authorizationServers)],
     scopes_supported: [],
     bearer_methods_supported: ["header"],
+    dpop_signing_alg_values_supported: [...ACCEPTED_ALGORITHMS],
     ...(target?.description ? { resource_name: target.description } : {}),
   };
 }

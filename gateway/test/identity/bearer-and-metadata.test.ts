@@ -4,6 +4,7 @@ import { validateConfigText } from "../../src/config/index.ts";
 import { accessTokenOf, bearerChallenge, dpopChallenge } from "../../src/identity/bearer.ts";
 import { protectedResourceMetadata, resourceMetadataUrl } from "../../src/identity/resource-metadata.ts";
 import { TokenRejected } from "../../src/identity/token-rejected.ts";
+import { ACCEPTED_ALGORITHMS } from "../../src/identity/token-verifier.ts";
 
 const url = (path = "/github/mcp") => new URL(`http://gw.example.com${path}`);
 const reasonOf = (fn: () => unknown) => {
@@ -109,6 +110,7 @@ describe("protected-resource metadata", () => {
       authorization_servers: ["https://a.example.com/", "https://b.example.com/"],
       scopes_supported: [],
       bearer_methods_supported: ["header"],
+      dpop_signing_alg_values_supported: ACCEPTED_ALGORITHMS,
     });
   });
   test("path-scoped for a server with an idp: that provider only", () => {
@@ -117,6 +119,7 @@ describe("protected-resource metadata", () => {
       authorization_servers: ["https://b.example.com/"],
       scopes_supported: [],
       bearer_methods_supported: ["header"],
+      dpop_signing_alg_values_supported: ACCEPTED_ALGORITHMS,
       resource_name: "GitHub",
     });
   });

@@ -1,6 +1,7 @@
 // Step 2 through a real gateway: tokens from a real OpenID provider (oidc-provider), a real MCP SDK client and a
 // real upstream. Closed by default: no token, a bad token or no identity providers at all → 401 with the challenge.
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { ACCEPTED_ALGORITHMS } from "../../src/identity/token-verifier.ts";
 import { connectClient, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { startTestIdentityProvider, type TestIdentityProvider } from "./support/test-identity-provider.ts";
@@ -146,6 +147,7 @@ describe("with identity providers", () => {
       authorization_servers: [idp.issuer],
       scopes_supported: [],
       bearer_methods_supported: ["header"],
+      dpop_signing_alg_values_supported: ACCEPTED_ALGORITHMS,
     });
     const scoped = await fetch(`${gateway.url}/.well-known/oauth-protected-resource/up/mcp`);
     expect(await scoped.json()).toMatchObject({
