@@ -15,7 +15,7 @@ HELM=${HELM:-$(command -v helm || echo "$ROOT/node_modules/.bin/helm")}
 NODE=${NODE:-$ROOT/node_modules/.bin/node}
 [ -x "$NODE" ] || NODE=node
 WORK=$(mktemp -d)
-PORT_FORWARD_PID=""
+PORT_FORWARDS=()
 CREATED=""
 
 log() { printf '\n=== %s\n' "$*"; }
@@ -29,6 +29,7 @@ diagnostics() {
   kubectl get events -A --sort-by=.lastTimestamp >"$DIAG/events.txt" 2>&1 || true
   kubectl logs -n "$NS" -l app.kubernetes.io/component=operator --all-containers --tail=-1 >"$DIAG/operator.log" 2>&1 || true
   kubectl logs -n "$NS" -l app.kubernetes.io/component=gateway --all-containers --tail=-1 >"$DIAG/gateway.log" 2>&1 || true
+  kubectl logs -n "$NS" -l app.kubernetes.io/name=svc-e2e-idp --tail=-1 >"$DIAG/identity-provider.log" 2>&1 || true
   kubectl get configmap -n "$NS" svc-gateway-config -o yaml >"$DIAG/gateway-config.yaml" 2>&1 || true
   tail -n 50 "$DIAG"/*.log || true
   cat "$DIAG/custom-resources.yaml" || true
@@ -36,7 +37,7 @@ diagnostics() {
 
 cleanup() {
   local status=$?
-  [ -n "$PORT_FORWARD_PID" ] && kill "$PORT_FORWARD_PID" 2>/dev/null || true
+  for pid in "${PORT_FORWARDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   [ "$status" -ne 0 ] && diagnostics
   if [ -n "$CREATED" ] && [ "${KEEP_CLUSTER:-}" != "1" ]; then kind delete cluster --name "$CLUSTER" || true; fi
   rm -rf "$WORK"
@@ -57,7 +58,8 @@ docker build -f operator/Dockerfile -t svc-operator:e2e .
 "$NODE" framework/bin/svc.js init "$WORK/hello-tools"
 (cd "$WORK/hello-tools" && "$NODE" "$ROOT/framework/bin/svc.js" build prod)
 docker build -f e2e/kind/framework-server.Dockerfile -t svc-e2e-hello:e2e "$WORK/hello-tools"
-kind load docker-image --name "$CLUSTER" svc-gateway:e2e svc-operator:e2e svc-e2e-hello:e2e
+docker build -f e2e/kind/identity-provider.Dockerfile -t svc-e2e-idp:e2e .
+kind load docker-image --name "$CLUSTER" svc-gateway:e2e svc-operator:e2e svc-e2e-hello:e2e svc-e2e-idp:e2e
 
 log "helm install"
 # The examples bring their own McpGateway (named like the release), so the chart does not create one.
@@ -67,6 +69,14 @@ log "helm install"
   --set gateway.mcpGateway.create=false --set gateway.replicas=1 --set redis.bundled.enabled=true \
   --wait=false
 kubectl rollout status -n "$NS" deployment/svc-gateway-operator --timeout=180s
+
+log "the e2e identity provider: two users, random client secrets"
+ENGINEER="engineer:$(openssl rand -hex 24)"
+CONTRACTOR="contractor:$(openssl rand -hex 24)"
+kubectl create secret generic svc-e2e-idp-clients -n "$NS" --dry-run=client -o yaml \
+  --from-literal=clients="$ENGINEER:engineering $CONTRACTOR:contractors" | kubectl apply -f -
+kubectl apply -f e2e/kind/identity-provider.yaml
+kubectl rollout status -n "$NS" deployment/svc-e2e-idp --timeout=180s
 
 log "apply the examples and the e2e server"
 kubectl apply -f operator/examples/
@@ -78,20 +88,31 @@ kubectl rollout status -n "$NS" deployment/svc-gateway --timeout=300s
 kubectl wait -n "$NS" --for=condition=Ready mcpgateway/svc-gateway --timeout=300s
 kubectl get mcpservers,identityproviders,mcpgateways -n "$NS"
 
-log "MCP through the gateway (port-forward)"
-kubectl port-forward -n "$NS" svc/svc-gateway 18080:80 >"$WORK/port-forward.log" 2>&1 &
-PORT_FORWARD_PID=$!
+log "MCP through the gateway with real tokens (port-forwards to the gateway and the identity provider)"
+kubectl port-forward -n "$NS" svc/svc-gateway 18080:80 >"$WORK/port-forward-gateway.log" 2>&1 &
+PORT_FORWARDS+=($!)
+kubectl port-forward -n "$NS" svc/svc-e2e-idp 18081:8080 >"$WORK/port-forward-idp.log" 2>&1 &
+PORT_FORWARDS+=($!)
 for _ in $(seq 1 60); do curl -fsS http://127.0.0.1:18080/readiness >/dev/null 2>&1 && break; sleep 1; done
 curl -fsS http://127.0.0.1:18080/readiness
-CHECK=("$NODE" e2e/scripts/kind-mcp-check.ts --url http://127.0.0.1:18080)
-"${CHECK[@]}" --server hello-tools --tool hello --args '{"name":"kind"}' --expect kind
+CHECK=("$NODE" e2e/scripts/kind-mcp-check.ts --url http://127.0.0.1:18080 --server hello-tools)
+TOKEN=(--token-url http://127.0.0.1:18081/token --resource https://svc-gateway.e2e)
+AS_ENGINEER=("${TOKEN[@]}" --client "$ENGINEER")
+AS_CONTRACTOR=("${TOKEN[@]}" --client "$CONTRACTOR")
+"${CHECK[@]}" "${AS_ENGINEER[@]}" --tool hello --args '{"name":"kind"}' --expect kind
+"${CHECK[@]}" --expect-status 401
+"${CHECK[@]}" "${AS_CONTRACTOR[@]}" --expect-status 403
 
-log "a change shows without a restart: disable the server, then enable it again"
+log "changes show without a restart: deny a group, disable the server, restore"
 RESTARTS_BEFORE=$(kubectl get pods -n "$NS" -l app.kubernetes.io/component=gateway -o jsonpath='{.items[*].status.containerStatuses[*].restartCount}')
+kubectl patch mcpserver hello-tools -n "$NS" --type merge -p '{"spec":{"rbacMode":"deny","deniedGroups":["engineering"],"allowedGroups":[]}}'
+"${CHECK[@]}" "${AS_ENGINEER[@]}" --expect-status 403
+"${CHECK[@]}" "${AS_CONTRACTOR[@]}" --tool hello --args '{"name":"contractor"}' --expect contractor
 kubectl patch mcpserver hello-tools -n "$NS" --type merge -p '{"spec":{"enabled":false}}'
-"${CHECK[@]}" --server hello-tools --expect-status 404
-kubectl patch mcpserver hello-tools -n "$NS" --type merge -p '{"spec":{"enabled":true}}'
-"${CHECK[@]}" --server hello-tools --tool hello --args '{"name":"again"}' --expect again
+"${CHECK[@]}" "${AS_CONTRACTOR[@]}" --expect-status 404
+kubectl patch mcpserver hello-tools -n "$NS" --type merge -p '{"spec":{"enabled":null,"rbacMode":"allow","deniedGroups":null,"allowedGroups":["engineering"]}}'
+"${CHECK[@]}" "${AS_ENGINEER[@]}" --tool hello --args '{"name":"again"}' --expect again
+"${CHECK[@]}" "${AS_CONTRACTOR[@]}" --expect-status 403
 RESTARTS_AFTER=$(kubectl get pods -n "$NS" -l app.kubernetes.io/component=gateway -o jsonpath='{.items[*].status.containerStatuses[*].restartCount}')
 [ "$RESTARTS_BEFORE" = "$RESTARTS_AFTER" ] || { echo "the gateway restarted ($RESTARTS_BEFORE → $RESTARTS_AFTER)"; exit 1; }
 
@@ -100,7 +121,7 @@ kubectl apply -f e2e/kind/broken-server.yaml
 kubectl wait -n "$NS" --for=condition=Accepted=false mcpserver/broken --timeout=120s
 kubectl get mcpserver broken -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Accepted")].message}' | tee "$WORK/broken.txt"
 grep -q 'nowhere' "$WORK/broken.txt"
-"${CHECK[@]}" --server hello-tools --tool hello --args '{"name":"still"}' --expect still
+"${CHECK[@]}" "${AS_ENGINEER[@]}" --tool hello --args '{"name":"still"}' --expect still
 kubectl delete -f e2e/kind/broken-server.yaml
 kubectl wait -n "$NS" --for=condition=Accepted mcpgateway/svc-gateway --timeout=120s
 

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { repoRoot } from "./support/paths.ts";
 // The kind e2e cannot run here (no Docker); what can be checked without a cluster is checked here: the
 // script parses, and the chart renders with exactly the values it installs with.
 const run = promisify(execFile);
+const script = readFileSync(join(repoRoot, "e2e", "kind", "run.sh"), "utf8");
 
 describe("kind e2e script", () => {
   it("is valid bash", async () => {
@@ -15,9 +17,6 @@ describe("kind e2e script", () => {
   });
 
   it("installs the chart with values it accepts, images loaded into kind, no chart McpGateway", async () => {
-    const script = await import("node:fs").then((fs) =>
-      fs.readFileSync(join(repoRoot, "e2e", "kind", "run.sh"), "utf8"),
-    );
     const sets = [...script.matchAll(/--set (\S+)/g)].map((match) => match[1] as string);
     expect(sets).toContain("gateway.mcpGateway.create=false");
     const args = [
@@ -46,5 +45,36 @@ describe("kind e2e script", () => {
       ["svc-gateway:e2e", "Never"],
       ["svc-operator:e2e", "Never"],
     ]);
+  });
+
+  it("builds images whose COPY sources exist in the build context and survive its .dockerignore", () => {
+    const builds = [...script.matchAll(/docker build -f (\S+) -t (\S+) \.$/gm)].map(
+      (match) => match[1] as string,
+    );
+    expect(builds).toEqual([
+      "gateway/Dockerfile",
+      "operator/Dockerfile",
+      "e2e/kind/identity-provider.Dockerfile",
+    ]);
+    for (const dockerfile of builds) {
+      const text = readFileSync(join(repoRoot, dockerfile), "utf8");
+      // BuildKit reads <Dockerfile>.dockerignore next to the Dockerfile; only `**/name` and `name` patterns are used.
+      const ignored = readFileSync(join(repoRoot, `${dockerfile}.dockerignore`), "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+        .map((line) => line.trim());
+      const sources = [...text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) =>
+        (match[1] as string).split(/\s+/),
+      );
+      expect(sources.length, dockerfile).toBeGreaterThan(0);
+      for (const source of sources) {
+        expect(existsSync(join(repoRoot, source)), `${dockerfile}: COPY ${source}`).toBe(true);
+        const segments = source.split("/").filter((segment) => segment !== "");
+        const excluded = ignored.some((pattern) =>
+          pattern.startsWith("**/") ? segments.includes(pattern.slice(3)) : segments[0] === pattern,
+        );
+        expect(excluded, `${dockerfile}: COPY ${source} is excluded by its .dockerignore`).toBe(false);
+      }
+    }
   });
 });

@@ -13,8 +13,14 @@ import { type RunningOperator, startOperator } from "../../operator/src/controll
 import { validateResource } from "../../operator/src/crd/validate-resource.ts";
 import { FakeKubeApi } from "../../operator/src/testing/fake-kube-api.ts";
 import type { JsonObject } from "../../operator/src/testing/merge.ts";
+import { probeStatus } from "../src/probe-status.ts";
 import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
+import {
+  AUDIENCE,
+  type IdentityProviderProcess,
+  startIdentityProviderProcess,
+} from "./support/identity-provider-process.ts";
 import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
 import { repoRoot } from "./support/paths.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
@@ -23,9 +29,9 @@ import { startUpstream, type Upstream } from "./support/upstream.ts";
 // The whole local stack on loopback: resources go into the fake Kubernetes API server; the operator (real
 // @kubernetes/client-node over HTTP) renders the ConfigMap; a kubelet stand-in writes it into a directory
 // the way the kubelet does (..data swap); `svc-gateway start` serves from that directory and reloads on
-// change; an MCP client calls a real MCP server through it.
-// Not here yet: JWT authentication end to end (the gateway's token validation is a later issue), so these
-// servers use no identity provider.
+// change; an MCP client with an access token from a real OpenID provider (oidc-provider, its own process)
+// calls a real MCP server through it. The gateway runs as in the pod: no anonymous access, tokens checked
+// against the IdentityProvider resource's JWKS, groups from the token decide RBAC.
 
 const run = promisify(execFile);
 const NS = "svc";
@@ -36,6 +42,7 @@ let gateway: ListeningProcess;
 let frameworkServer: ListeningProcess & { mcpUrl: string };
 let upstreamB: Upstream;
 let redis: RedisServer;
+let idp: IdentityProviderProcess;
 let kubelet: NodeJS.Timeout;
 const scratch = mkdtempSync(join(tmpdir(), "svc-e2e-"));
 const waitFor = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
@@ -55,9 +62,23 @@ const condition = (kind: string, name: string, type: string) =>
     )?.conditions ?? []
   ).find((c) => c.type === type);
 
-async function callTool(serverName: string, tool: string, args: Record<string, unknown>): Promise<string> {
+// The users: clients of the identity provider whose tokens carry these groups.
+const USERS = { engineer: ["engineering"], contractor: ["contractors"] };
+type User = keyof typeof USERS;
+
+async function callTool(
+  user: User,
+  serverName: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<string> {
   const client = new Client({ name: "e2e", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/${serverName}/mcp`)));
+  const headers = { authorization: `Bearer ${await idp.token(user)}` };
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${gateway.url}/${serverName}/mcp`), {
+      requestInit: { headers },
+    }),
+  );
   try {
     const result = await client.callTool({ name: tool, arguments: args });
     return (result.content as { type: string; text: string }[])[0]?.text ?? "";
@@ -66,15 +87,23 @@ async function callTool(serverName: string, tool: string, args: Record<string, u
   }
 }
 
-async function status(serverName: string): Promise<number> {
-  const response = await fetch(`${gateway.url}/${serverName}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-  });
-  await response.body?.cancel();
-  return response.status;
+/** The HTTP status the gateway answers `user` (no token at all when undefined) on a server's endpoint. */
+async function status(user: User | undefined, serverName: string): Promise<number> {
+  const headers: Record<string, string> =
+    user === undefined ? {} : { authorization: `Bearer ${await idp.token(user)}` };
+  return probeStatus(`${gateway.url}/${serverName}/mcp`, headers);
 }
+
+/** alpha: the framework-built server, open to engineering only until a test changes that. */
+const alphaSpec = (overrides: JsonObject = {}): JsonObject => ({
+  url: frameworkServer.mcpUrl,
+  upstreamAuthType: "none",
+  idp: "e2e",
+  rbacEnabled: true,
+  rbacMode: "allow",
+  allowedGroups: ["engineering"],
+  ...overrides,
+});
 
 beforeAll(async () => {
   api = new FakeKubeApi(
@@ -89,10 +118,11 @@ beforeAll(async () => {
     })),
   );
   await api.start();
-  [frameworkServer, upstreamB, redis] = await Promise.all([
+  [frameworkServer, upstreamB, redis, idp] = await Promise.all([
     startFrameworkServer(join(scratch, "hello-tools")),
     startUpstream("beta"),
     RedisServer.start(),
+    startIdentityProviderProcess(USERS),
   ]);
   operator = await startOperator({
     server: api.url,
@@ -107,14 +137,25 @@ beforeAll(async () => {
     log: silentLogger,
   });
 
-  // kubectl apply: an McpGateway and one server.
+  // kubectl apply: an McpGateway, the identity provider, and one server.
   api.put({
     apiVersion: group,
     kind: "McpGateway",
     metadata: { name: "svc-gateway", namespace: NS },
     spec: { configMapName: "svc-gateway-config" },
   });
-  api.put(server("alpha", { url: frameworkServer.mcpUrl, upstreamAuthType: "none" }));
+  api.put({
+    apiVersion: group,
+    kind: "IdentityProvider",
+    metadata: { name: "e2e", namespace: NS },
+    spec: {
+      type: "hosted_idp",
+      issuer: idp.issuer,
+      jwksUri: `${idp.issuer}/jwks`,
+      apiIdentifiers: [AUDIENCE],
+    },
+  });
+  api.put(server("alpha", alphaSpec()));
 
   // The kubelet: mirror the ConfigMap into a volume directory whenever it changes.
   const volume = new KubeletConfigMapVolume(join(scratch, "config-volume"));
@@ -138,25 +179,48 @@ afterAll(async () => {
   clearInterval(kubelet);
   await gateway?.stop();
   await operator?.stop();
-  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close(), redis?.kill()]);
+  await Promise.all([frameworkServer?.stop(), upstreamB?.close(), api?.close(), redis?.kill(), idp?.stop()]);
   rmSync(scratch, { recursive: true, force: true });
 });
 
 describe("local stack: fake API server → operator → ConfigMap volume → gateway → MCP server", () => {
-  it("proxies an MCP tool call to the server the resources describe", async () => {
+  it("lets an MCP client with a real token call a tool on the server the resources describe", async () => {
     // alpha is a server built with our framework (svc init + svc build): its template tool `hello`.
-    expect(await callTool("alpha", "hello", { name: "e2e" })).toContain("e2e");
+    expect(await callTool("engineer", "alpha", "hello", { name: "e2e" })).toContain("e2e");
     await waitFor(() => expect(condition("McpServer", "alpha", "Ready")?.status).toBe("True"));
+    expect(condition("IdentityProvider", "e2e", "Ready")?.status).toBe("True");
+    // Closed as in production: no anonymous access, a token is required and its groups decide.
+    const health = (await (await fetch(`${gateway.url}/health`)).json()) as Record<string, unknown>;
+    expect(health.anonymous_access).not.toBe("enabled");
+    expect(await status(undefined, "alpha")).toBe(401);
+    expect(await status("contractor", "alpha")).toBe(403);
+    expect(await status("engineer", "alpha")).toBe(200);
     // Shared state in a real Redis, as with several gateway replicas.
-    const health = (await (await fetch(`${gateway.url}/health`)).json()) as { kvstore?: string };
     expect(health.kvstore).toBe("ok");
   });
 
+  it("denies a group as soon as the resource says so, without a restart", async () => {
+    api.put(
+      server("alpha", alphaSpec({ rbacMode: "deny", deniedGroups: ["engineering"], allowedGroups: [] })),
+    );
+    await waitFor(async () => expect(await status("engineer", "alpha")).toBe(403));
+    // The mode flipped, so the contractor who was refused before is let in now.
+    expect(await callTool("contractor", "alpha", "hello", { name: "contractor" })).toContain("contractor");
+    api.put(server("alpha", alphaSpec()));
+    await waitFor(async () => expect(await status("engineer", "alpha")).toBe(200));
+    expect(await status("contractor", "alpha")).toBe(403);
+    expect(gateway.logs.filter((line) => line.includes('"msg":"listening"'))).toHaveLength(1);
+  });
+
   it("picks up a new server and a disabled one without a restart", async () => {
-    api.put(server("beta", { url: upstreamB.url, upstreamAuthType: "none" }));
-    await waitFor(async () => expect(await callTool("beta", "add", { a: 2, b: 3 })).toBe("beta: 5"));
-    api.put(server("alpha", { url: frameworkServer.mcpUrl, upstreamAuthType: "none", enabled: false }));
-    await waitFor(async () => expect(await status("alpha")).toBe(404));
+    api.put(server("beta", { url: upstreamB.url, upstreamAuthType: "none", idp: "e2e" }));
+    await waitFor(async () =>
+      expect(await callTool("contractor", "beta", "add", { a: 2, b: 3 })).toBe("beta: 5"),
+    );
+    api.put(server("alpha", alphaSpec({ enabled: false })));
+    await waitFor(async () => expect(await status("engineer", "alpha")).toBe(404));
+    api.put(server("alpha", alphaSpec()));
+    await waitFor(async () => expect(await status("engineer", "alpha")).toBe(200));
     // One process all along: reloaded from the swapped ..data directory, never restarted.
     expect(gateway.logs.filter((line) => line.includes('"msg":"listening"'))).toHaveLength(1);
   });
@@ -173,25 +237,61 @@ describe("local stack: fake API server → operator → ConfigMap volume → gat
     expect(condition("McpServer", "broken", "Accepted")?.message).toContain(
       'spec.idp: no identity provider named "nowhere"',
     );
-    expect(await callTool("beta", "add", { a: 2, b: 3 })).toBe("beta: 5");
-    expect(await status("broken")).toBe(404);
+    expect(await callTool("engineer", "beta", "add", { a: 2, b: 3 })).toBe("beta: 5");
+    expect(await callTool("engineer", "alpha", "hello", { name: "still" })).toContain("still");
+    expect(await status("engineer", "broken")).toBe(404);
+    // Removing the broken resource unblocks the gateway's configuration.
+    api.remove("McpServer", NS, "broken");
+    await waitFor(() => expect(condition("McpGateway", "svc-gateway", "Programmed")?.status).toBe("True"));
   });
 
   it("answers the kind e2e's MCP check script the same way (e2e/scripts/kind-mcp-check.ts)", async () => {
     const script = join(repoRoot, "e2e", "scripts", "kind-mcp-check.ts");
     const common = [script, "--url", gateway.url, "--timeout", "30"];
+    const as = (user: User) => [
+      "--token-url",
+      `${idp.url}/token`,
+      "--client",
+      idp.credentials(user),
+      "--resource",
+      AUDIENCE,
+    ];
     const { stdout } = await run(process.execPath, [
       ...common,
+      ...as("engineer"),
       "--server",
-      "beta",
+      "alpha",
       "--tool",
-      "add",
+      "hello",
       "--args",
-      '{"a":2,"b":3}',
+      '{"name":"kind"}',
       "--expect",
-      "beta: 5",
+      "kind",
     ]);
     expect(stdout).toContain("ok");
-    await run(process.execPath, [...common, "--server", "alpha", "--expect-status", "404"]);
+    await run(process.execPath, [
+      ...common,
+      ...as("contractor"),
+      "--server",
+      "alpha",
+      "--expect-status",
+      "403",
+    ]);
+    await run(process.execPath, [...common, "--server", "alpha", "--expect-status", "401"]);
+    // An expectation that does not hold fails the script (exit 1), so the kind run cannot pass by accident.
+    await expect(
+      run(process.execPath, [
+        script,
+        "--url",
+        gateway.url,
+        "--timeout",
+        "1",
+        ...as("contractor"),
+        "--server",
+        "alpha",
+        "--expect-status",
+        "200",
+      ]),
+    ).rejects.toMatchObject({ code: 1 });
   });
 });

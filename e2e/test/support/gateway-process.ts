@@ -18,7 +18,7 @@ export function startGatewayProcess(
       "--host",
       "127.0.0.1",
     ],
-    // The e2e configs have no identity providers and its clients no tokens: anonymous access (local development mode).
-    { SVC_CONFIG_POLL_SECONDS: "1", SVC_DRAIN_DELAY_SECONDS: "0", SVC_ALLOW_ANONYMOUS: "true", ...env },
+    // As in the pod: no SVC_ALLOW_ANONYMOUS, so every request needs a token from a configured identity provider.
+    { SVC_CONFIG_POLL_SECONDS: "1", SVC_DRAIN_DELAY_SECONDS: "0", ...env },
   );
 }
