@@ -1,7 +1,7 @@
 // Which headers cross the gateway. The proxy is transparent for end-to-end headers (Mcp-Session-Id,
 // MCP-Protocol-Version, Last-Event-ID, Accept, Content-Type and anything else), and drops what must not
 // cross: hop-by-hop headers (RFC 9110 7.6.1), and on the way up the client's credentials for the gateway
-// (Authorization, Cookie) and browser-origin headers the gateway has already checked.
+// (Authorization, DPoP, Cookie) and browser-origin headers the gateway has already checked.
 import type { IncomingHttpHeaders } from "node:http";
 
 const HOP_BY_HOP = new Set([
@@ -22,6 +22,7 @@ const NOT_FORWARDED_UPSTREAM = new Set([
   "host", // undici sets the upstream's own Host
   "content-length", // recomputed from the body the gateway sends
   "authorization", // the client's token is for the gateway, never for the upstream
+  "dpop", // its proof of possession belongs to that token and names the gateway's URL (htu): same reason
   "cookie",
   "origin", // validated by the gateway; the upstream sees a server-to-server call
   "referer",

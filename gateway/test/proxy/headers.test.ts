@@ -12,6 +12,7 @@ describe("upstreamRequestHeaders", () => {
     upgrade: "h2c",
     "proxy-authorization": "Basic cHJveHk=",
     authorization: "Bearer client-token",
+    dpop: "eyJ0eXAiOiJkcG9wK2p3dCJ9.proof.signature",
     cookie: "session=1",
     origin: "http://localhost:6274",
     "content-length": "12",
