@@ -1,4 +1,4 @@
-# The e2e identity provider (oidc-provider, e2e/src/identity-provider.ts) as an image for the kind e2e, so the
+# The e2e identity provider (oidc-provider, e2e/src/identity-provider.ts on testkit/src/oidc-provider.ts) as an image for the kind e2e, so the
 # in-cluster gateway checks real tokens exactly as `npm run e2e` does on loopback. Test use only: its keys live
 # in memory and its clients come from IDP_CLIENTS. Build from the repository root:
 #   docker build -f e2e/kind/identity-provider.Dockerfile -t svc-e2e-idp:e2e .
@@ -19,6 +19,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=deps /app/package.json ./
 COPY e2e/src/identity-provider.ts e2e/src/
+COPY testkit/src/oidc-provider.ts testkit/src/
 COPY e2e/scripts/identity-provider.ts e2e/scripts/
 USER 10001:10001
 EXPOSE 8080

@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { clientCredentialsToken } from "../src/client-credentials.ts";
+import { clientCredentialsToken } from "svc-testkit/client-credentials";
 import { probeStatus } from "../src/probe-status.ts";
 
 const usage =

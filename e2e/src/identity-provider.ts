@@ -1,9 +1,8 @@
-import { generateKeyPairSync, randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import Provider from "oidc-provider";
+// A relative import, not the svc-testkit package: the kind image copies this file, its command line and the
+// testkit file beside each other and installs only oidc-provider, so there is no workspace link to resolve there.
+import { generateSigningKey, startProvider } from "../../testkit/src/oidc-provider.ts";
 
-// The end-to-end tests' identity provider: a real OpenID provider (oidc-provider) that issues RS256 JWT access
+// The end-to-end tests' identity provider: the shared real OpenID provider (svc-testkit) issuing RS256 JWT access
 // tokens through the client_credentials grant. Each client stands for a user with fixed groups, carried in the
 // token's `groups` claim, so a test (or the kind e2e) gets "a token of someone in engineering" by naming a client.
 // The same program runs in both end-to-end setups: spawned by `npm run e2e`, and as a Pod in the kind cluster
@@ -21,7 +20,7 @@ export interface IdentityProviderOptions {
   /** The `iss` of its tokens; default `http://{host}:{port}` as it listens (in a cluster: the Service's URL). */
   issuer?: string;
   clients: IdentityProviderClient[];
-  /** Token lifetime in seconds. */
+  /** Token lifetime in seconds; default 600. */
   tokenTtl?: number;
 }
 
@@ -44,64 +43,15 @@ export function parseClient(text: string): IdentityProviderClient {
 export async function startIdentityProvider(
   options: IdentityProviderOptions,
 ): Promise<RunningIdentityProvider> {
-  if (options.clients.length === 0) throw new Error("the identity provider needs at least one client");
-  let handler = (_request: IncomingMessage, response: ServerResponse): void => {
-    response.statusCode = 503;
-    response.end();
-  };
-  const server: Server = createServer((request, response) => handler(request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `http://${hostForUrl}:${port}`;
-  const issuer = options.issuer ?? url;
-  const tokenTtl = options.tokenTtl ?? 600;
   const groupsOf = new Map(options.clients.map((client) => [client.id, client.groups]));
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-
-  const provider = new Provider(issuer, {
-    clients: options.clients.map((client) => ({
-      client_id: client.id,
-      client_secret: client.secret,
-      grant_types: ["client_credentials"],
-      redirect_uris: [],
-      response_types: [],
-    })),
-    jwks: {
-      keys: [{ ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" }],
+  const { issuer, url, close } = await startProvider(
+    {
+      clients: options.clients,
+      keys: [generateSigningKey("RS256")],
+      tokenTtl: options.tokenTtl ?? 600,
+      claimsFor: (clientId) => ({ groups: groupsOf.get(clientId ?? "") ?? [] }),
     },
-    ttl: { ClientCredentials: tokenTtl },
-    extraTokenClaims: (_ctx, token) => ({ groups: groupsOf.get(token.clientId ?? "") ?? [] }),
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      // The gateway checks `aud` against the provider's api_identifiers: the client names it as `resource`.
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => undefined,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => ({
-          scope: "",
-          audience: resource,
-          accessTokenTTL: tokenTtl,
-          accessTokenFormat: "jwt",
-          jwt: { sign: { alg: "RS256" } },
-        }),
-      },
-    },
-  });
-  handler = provider.callback();
-
-  return {
-    issuer,
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+    options,
+  );
+  return { issuer, url, close };
 }

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { decodeJwt } from "jose";
+import { clientCredentialsToken } from "svc-testkit/client-credentials";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientCredentialsToken } from "../src/client-credentials.ts";
 import {
   parseClient,
   type RunningIdentityProvider,

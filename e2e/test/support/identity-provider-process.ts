@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { clientCredentialsToken } from "../../src/client-credentials.ts";
+import { clientCredentialsToken } from "svc-testkit/client-credentials";
 import { repoRoot } from "./paths.ts";
 import { type ListeningProcess, spawnListening } from "./spawn-listening.ts";
 

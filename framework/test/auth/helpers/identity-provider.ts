@@ -1,11 +1,10 @@
-import { generateKeyPairSync, type KeyObject } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { exportJWK, type JWK } from "jose";
-import Provider from "oidc-provider";
+import type { KeyObject } from "node:crypto";
+import { clientCredentialsToken } from "svc-testkit/client-credentials";
+import { generateSigningKey, startProvider } from "svc-testkit/oidc-provider";
 
-// A real OpenID provider (oidc-provider) on 127.0.0.1 issuing JWT access tokens for resource indicators,
-// through the client_credentials grant. The signing algorithm of each resource is chosen per test.
+// The framework tests' identity provider: the shared real OpenID provider (svc-testkit) issuing JWT access tokens
+// for resource indicators through the client_credentials grant, with the scopes the framework's tools check. The
+// signing algorithm of each resource is chosen per test, HS256 included (a resource server must refuse it).
 
 export interface IdentityProvider {
   issuer: string;
@@ -21,87 +20,37 @@ export const IDP_SCOPES = "tools:read tools:write admin tickets:read tickets:wri
 /** The secret oidc-provider uses for HS256 tokens (which resource servers must refuse). */
 export const HS256_SECRET = "a-shared-secret-that-must-never-be-accepted-00";
 
-async function privateJwk(key: KeyObject, kid: string, alg: string): Promise<JWK> {
-  return { ...(await exportJWK(key)), kid, alg, use: "sig" };
-}
-
 export async function startIdentityProvider(): Promise<IdentityProvider> {
-  const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const ec = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
-  const server: Server = createServer((req, res) => handler(req, res));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // Which algorithm the next token is signed with, keyed by resource.
-  const algFor = new Map<string, string>();
-
-  const provider = new Provider(issuer, {
-    scopes: ["openid", ...IDP_SCOPES.split(" ")],
-    clients: [
-      {
-        client_id: IDP_CLIENT.id,
-        client_secret: IDP_CLIENT.secret,
-        grant_types: ["client_credentials"],
-        redirect_uris: [],
-        response_types: [],
-        scope: IDP_SCOPES,
-      },
-    ],
-    jwks: {
-      keys: [
-        await privateJwk(rsa.privateKey, "rsa-1", "RS256"),
-        await privateJwk(ec.privateKey, "ec-1", "ES256"),
-      ],
-    },
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => undefined,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, resource: string) => {
-          const alg = algFor.get(resource) ?? "RS256";
-          return {
-            scope: IDP_SCOPES,
-            audience: resource,
-            accessTokenTTL: 300,
-            accessTokenFormat: "jwt",
-            jwt: { sign: alg === "HS256" ? { alg, key: Buffer.from(HS256_SECRET) } : { alg } },
-          };
-        },
-      },
+  const rsa = generateSigningKey("RS256", "rsa-1");
+  // Which algorithm the next token is signed with, keyed by resource: the provider reads it at issue time.
+  const algFor = new Map<string, "RS256" | "ES256" | "HS256">();
+  const provider = await startProvider({
+    clients: [IDP_CLIENT],
+    keys: [rsa, generateSigningKey("ES256", "ec-1")],
+    scopes: IDP_SCOPES.split(" "),
+    signingFor: (resource) => {
+      const alg = algFor.get(resource) ?? "RS256";
+      return alg === "HS256" ? { alg, key: Buffer.from(HS256_SECRET) } : { alg };
     },
   });
-  handler = provider.callback();
 
   return {
-    issuer,
+    issuer: provider.issuer,
     rsaKey: {
       privateKey: rsa.privateKey,
       publicPem: rsa.publicKey.export({ type: "spki", format: "pem" }).toString(),
-      kid: "rsa-1",
+      kid: rsa.kid,
     },
-    async token({ resource, scope = "tools:read", alg = "RS256" }) {
+    token({ resource, scope = "tools:read", alg = "RS256" }) {
       algFor.set(resource, alg);
-      const response = await fetch(`${issuer}/token`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/x-www-form-urlencoded",
-          authorization: `Basic ${Buffer.from(`${IDP_CLIENT.id}:${IDP_CLIENT.secret}`).toString("base64")}`,
-        },
-        body: new URLSearchParams({ grant_type: "client_credentials", resource, scope }),
+      return clientCredentialsToken({
+        tokenUrl: provider.tokenUrl,
+        clientId: IDP_CLIENT.id,
+        clientSecret: IDP_CLIENT.secret,
+        resource,
+        scope,
       });
-      const body = (await response.json()) as { access_token?: string };
-      if (!response.ok || !body.access_token) {
-        throw new Error(`identity provider refused a token: ${response.status} ${JSON.stringify(body)}`);
-      }
-      return body.access_token;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: provider.close,
   };
 }
