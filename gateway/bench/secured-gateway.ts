@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway } from "../test/conformance/spawn-gateway.ts";
+import { identityProvidersYaml } from "../test/identity/support/gateway-identity.ts";
 import {
   startTestIdentityProvider,
   type TestIdentityProvider,
@@ -42,13 +43,7 @@ export async function startSecuredGateway(
     await writeFile(
       config,
       `version: "1.0"
-identity_providers:
-  - name: bench-idp
-    type: hosted_idp
-    issuer: ${JSON.stringify(idp.issuer)}
-    jwks_uri: ${JSON.stringify(idp.jwksUri)}
-    api_identifiers: [${JSON.stringify(AUDIENCE)}]
-gateway_policy:
+${identityProvidersYaml(idp, { name: "bench-idp", audience: AUDIENCE })}gateway_policy:
   capability_rbac:
     read_only: { default_groups: [bench] }
     destructive: { default_groups: [bench] }

@@ -5,35 +5,31 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
+import { beforeAll, expect, test, vi } from "vitest";
+import { AUDIENCE, connectWithGroups, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
   startTestIdentityProvider,
   type TestIdentityProvider,
 } from "../identity/support/test-identity-provider.ts";
-import { connectClient } from "../proxy/support/gateway.ts";
+import { startGatewayWithConfig } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 const BIN = new URL("../../bin/svc-gateway.js", import.meta.url).pathname;
-const AUDIENCE = "https://gateway.test/api";
-const cleanups: Array<() => Promise<void>> = [];
+const cleanup = cleanupsAfterAll();
 let idp: TestIdentityProvider;
 let upstream: Upstream;
 let dir: string;
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   upstream = await startUpstream({ stateful: true });
-  cleanups.push(() => upstream.close());
+  cleanup(() => upstream.close());
   dir = await mkdtemp(join(tmpdir(), "svc-gw-audit-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  cleanup(() => rm(dir, { recursive: true, force: true }));
 });
 
 async function verify(file: string): Promise<number> {
@@ -46,40 +42,24 @@ async function verify(file: string): Promise<number> {
 }
 
 test("a gateway's audit file holds its decisions as one chain that `audit verify` accepts, and rejects once edited", async () => {
-  const config = join(dir, "config.yaml");
-  await writeFile(
-    config,
+  const file = join(dir, "audit.jsonl");
+  const gateway = await startGatewayWithConfig(
     `version: "1.0"
-identity_providers:
-  - name: test-idp
-    type: hosted_idp
-    issuer: ${JSON.stringify(idp.issuer)}
-    jwks_uri: ${JSON.stringify(idp.jwksUri)}
-    api_identifiers: [${JSON.stringify(AUDIENCE)}]
-servers:
+${identityProvidersYaml(idp)}servers:
   - name: up
     url: ${JSON.stringify(upstream.url)}
     upstream_auth_type: none
     rbac_enabled: true
     allowed_groups: [staff]
 `,
+    { SVC_AUDIT_FILE: file },
   );
-  const file = join(dir, "audit.jsonl");
-  const gateway: RunningGateway = await startGateway({
-    configPath: config,
-    host: "127.0.0.1",
-    port: 0,
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_AUDIT_FILE: file },
-  });
   let closed = false;
-  cleanups.push(async () => {
+  cleanup(async () => {
     if (!closed) await gateway.close();
   });
 
-  const token = await idp.token({ resource: AUDIENCE, claims: { groups: ["staff"] } });
-  const { client } = await connectClient(`${gateway.url}/up/mcp`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
+  const { client, token } = await connectWithGroups(idp, `${gateway.url}/up/mcp`, ["staff"]);
   await client.callTool({ name: "echo", arguments: { text: "on the record" } });
   await client.close();
   const anonymous = await fetch(`${gateway.url}/up/mcp`, { method: "POST", body: "{}" });

@@ -1,67 +1,37 @@
 // Step 2 through a real gateway: tokens from a real OpenID provider (oidc-provider), a real MCP SDK client and a
 // real upstream. Closed by default: no token, a bad token or no identity providers at all → 401 with the challenge.
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { beforeAll, describe, expect, test, vi } from "vitest";
 import { ACCEPTED_ALGORITHMS } from "../../src/identity/token-verifier.ts";
 import { connectClient, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
+import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
+import { AUDIENCE, identityProvidersYaml } from "./support/gateway-identity.ts";
 import { startTestIdentityProvider, type TestIdentityProvider } from "./support/test-identity-provider.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
-const AUDIENCE = "https://gateway.test/api";
-const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
-
 let idp: TestIdentityProvider;
 let upstream: Upstream;
 let gateway: TestGateway;
-const cleanups: Array<() => Promise<void>> = [];
-
-function providersYaml(provider: TestIdentityProvider): string {
-  return [
-    "identity_providers:",
-    "  - name: test-idp",
-    "    type: hosted_idp",
-    `    issuer: ${JSON.stringify(provider.issuer)}`,
-    `    jwks_uri: ${JSON.stringify(provider.jwksUri)}`,
-    `    api_identifiers: [${JSON.stringify(AUDIENCE)}]`,
-    "",
-  ].join("\n");
-}
+const cleanup = cleanupsAfterAll();
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   upstream = await startUpstream({ stateful: true });
-  cleanups.push(() => upstream.close());
+  cleanup(() => upstream.close());
   // SVC_ALLOW_ANONYMOUS=true on purpose: with identity providers configured it must be ignored.
   gateway = await startTestGateway(
     [{ name: "up", url: upstream.url }],
     { SVC_ALLOW_ANONYMOUS: "true" },
-    providersYaml(idp),
+    identityProvidersYaml(idp),
   );
-  cleanups.push(() => gateway.close());
+  cleanup(() => gateway.close());
 });
 
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-});
-
-function initialize(base: string, headers: Record<string, string> = {}, path = "/up/mcp"): Promise<Response> {
-  return fetch(`${base}${path}`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: INITIALIZE,
-  });
-}
+const initialize = (base: string, headers: Record<string, string> = {}, path = "/up/mcp") =>
+  postJsonRpc(`${base}${path}`, initializeRequest(), headers);
 
 async function expectUnauthorized(response: Response, base: string, invalidToken: boolean): Promise<void> {
   expect(response.status).toBe(401);
@@ -168,7 +138,7 @@ describe("without identity providers", () => {
     const closed = await startTestGateway([{ name: "up", url: upstream.url }], {
       SVC_ALLOW_ANONYMOUS: undefined,
     });
-    cleanups.push(() => closed.close());
+    cleanup(() => closed.close());
     upstreamRequestsBefore = upstream.requests.length;
     await expectUnauthorized(await initialize(closed.url), closed.url, false);
     const token = await idp.token({ resource: AUDIENCE });
@@ -183,7 +153,7 @@ describe("without identity providers", () => {
 
   test("SVC_ALLOW_ANONYMOUS=true: calls work without a token, and /health shows it", async () => {
     const open = await startTestGateway([{ name: "up", url: upstream.url }], { SVC_ALLOW_ANONYMOUS: "true" });
-    cleanups.push(() => open.close());
+    cleanup(() => open.close());
     const { client } = await connectClient(`${open.url}/up/mcp`);
     expect((await client.callTool({ name: "echo", arguments: { text: "hi" } })).content).toEqual([
       { type: "text", text: "hi" },

@@ -4,21 +4,16 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { beforeAll, describe, expect, test, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
+import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { athOf, DpopKey } from "./support/dpop-key.ts";
+import { AUDIENCE, identityProvidersYaml } from "./support/gateway-identity.ts";
 import { startTestIdentityProvider, type TestIdentityProvider } from "./support/test-identity-provider.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
-
-const AUDIENCE = "https://gateway.test/api";
-const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
 
 let idp: TestIdentityProvider;
 let upstream: Upstream;
@@ -30,56 +25,35 @@ let key: DpopKey;
 let otherKey: DpopKey;
 /** A real token from the provider, bound to `key`. */
 let bound: string;
-const cleanups: Array<() => Promise<void>> = [];
+const cleanup = cleanupsAfterAll();
 
 function accessYaml(replayProtection: boolean): string {
-  return [
-    "identity_providers:",
-    "  - name: test-idp",
-    "    type: hosted_idp",
-    `    issuer: ${JSON.stringify(idp.issuer)}`,
-    `    jwks_uri: ${JSON.stringify(idp.jwksUri)}`,
-    `    api_identifiers: [${JSON.stringify(AUDIENCE)}]`,
-    "security:",
-    "  replay_protection:",
-    `    enabled: ${replayProtection}`,
-    "",
-  ].join("\n");
+  return `${identityProvidersYaml(idp)}security:
+  replay_protection:
+    enabled: ${replayProtection}
+`;
 }
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   upstream = await startUpstream({ stateful: true });
-  cleanups.push(() => upstream.close());
+  cleanup(() => upstream.close());
   // SVC_ALLOW_ANONYMOUS unset: with providers configured it is ignored anyway, and these tests are about tokens.
   const env = { SVC_ALLOW_ANONYMOUS: undefined };
   gateway = await startTestGateway([{ name: "up", url: upstream.url }], env, accessYaml(true));
-  cleanups.push(() => gateway.close());
+  cleanup(() => gateway.close());
   noReplay = await startTestGateway([{ name: "up", url: upstream.url }], env, accessYaml(false));
-  cleanups.push(() => noReplay.close());
+  cleanup(() => noReplay.close());
   key = await DpopKey.generate();
   otherKey = await DpopKey.generate();
   bound = await idp.token({ resource: AUDIENCE, alg: "ES256", dpop: key });
 });
 
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-});
-
 const endpoint = (on: TestGateway) => `${on.url}/up/mcp`;
 
-function initialize(on: TestGateway, headers: Record<string, string>): Promise<Response> {
-  return fetch(endpoint(on), {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: INITIALIZE,
-  });
-}
+const initialize = (on: TestGateway, headers: Record<string, string>) =>
+  postJsonRpc(endpoint(on), initializeRequest(), headers);
 
 /** The headers of a correct DPoP request with `token`, proof by `by` (default: the key the token is bound to). */
 async function dpopHeaders(on: TestGateway, token: string, by = key): Promise<Record<string, string>> {

@@ -5,70 +5,41 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { beforeAll, describe, expect, test, vi } from "vitest";
 import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
+import { AUDIENCE, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
   startTestIdentityProvider,
   type TestIdentityProvider,
 } from "../identity/support/test-identity-provider.ts";
 import { RedisServer } from "../kv/redis-server.ts";
 import { configYaml, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
+import { initializeRequest as initialize, postJsonRpc as post } from "../proxy/support/json-rpc.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const AUDIENCE = "https://gateway.test/api";
-const cleanups: Array<() => Promise<void>> = [];
+const cleanup = cleanupsAfterAll();
 let idp: TestIdentityProvider;
 let upstream: Upstream;
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   upstream = await startUpstream({ stateful: true });
-  cleanups.push(() => upstream.close());
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  cleanup(() => upstream.close());
 });
 
 function accessYaml(limit: number): string {
-  return [
-    "identity_providers:",
-    "  - name: test-idp",
-    "    type: hosted_idp",
-    `    issuer: ${JSON.stringify(idp.issuer)}`,
-    `    jwks_uri: ${JSON.stringify(idp.jwksUri)}`,
-    `    api_identifiers: [${JSON.stringify(AUDIENCE)}]`,
-    "security:",
-    "  rate_limiting:",
-    `    requests_per_minute: ${limit}`,
-    "    window_seconds: 60",
-    "",
-  ].join("\n");
+  return `${identityProvidersYaml(idp)}security:
+  rate_limiting:
+    requests_per_minute: ${limit}
+    window_seconds: 60
+`;
 }
 
 const tokenFor = (sub: string): Promise<string> => idp.sign({ sub, aud: AUDIENCE });
-
-function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-}
-
-const initialize = (id: number | string = 1) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-});
 
 describe("rate limit per user (in-memory store)", () => {
   let gateway: TestGateway;
@@ -78,7 +49,7 @@ describe("rate limit per user (in-memory store)", () => {
       { SVC_ALLOW_ANONYMOUS: undefined },
       accessYaml(3),
     );
-    cleanups.push(() => gateway.close());
+    cleanup(() => gateway.close());
   });
 
   test("the quota admits 3 requests with RateLimit headers, then 429 with Retry-After; other users are unaffected", async () => {
@@ -111,7 +82,7 @@ describe("replay protection", () => {
   let gateway: TestGateway;
   beforeAll(async () => {
     gateway = await startTestGateway([{ name: "up", url: upstream.url }]);
-    cleanups.push(() => gateway.close());
+    cleanup(() => gateway.close());
   });
 
   test("a JSON-RPC request id reused within a session → 409 with a JSON-RPC error for that id", async () => {
@@ -168,9 +139,9 @@ describe("two gateway processes sharing one redis-server", () => {
   const gateways: SpawnedGateway[] = [];
   beforeAll(async () => {
     redis = await RedisServer.start();
-    cleanups.push(() => redis.kill());
+    cleanup(() => redis.kill());
     const dir = await mkdtemp(join(tmpdir(), "svc-gw-limits-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    cleanup(() => rm(dir, { recursive: true, force: true }));
     const config = join(dir, "gateway.yaml");
     await writeFile(config, configYaml([{ name: "up", url: upstream.url }]) + accessYaml(4));
     for (const name of ["a", "b"]) {
@@ -178,7 +149,7 @@ describe("two gateway processes sharing one redis-server", () => {
         env: { REDIS_URL: redis.url, SVC_ALLOW_ANONYMOUS: "false" },
         logFile: join(dir, `${name}.log`),
       });
-      cleanups.push(() => gateway.stop());
+      cleanup(() => gateway.stop());
       gateways.push(gateway);
     }
     for (const gateway of gateways) {

@@ -1,25 +1,23 @@
 // RBAC through a real gateway: tokens from a real OpenID provider carrying groups, the MCP SDK client, and upstreams
 // answering in JSON and in SSE. Server level (allow and deny), capability overrides (exact, wildcard, template),
 // annotation defaults, layers only restricting, list filtering of all four list methods, call refusal.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
+import { beforeAll, describe, expect, test, vi } from "vitest";
+import { AUDIENCE, connectWithGroups, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
   startTestIdentityProvider,
   type TestIdentityProvider,
 } from "../identity/support/test-identity-provider.ts";
-import { connectClient } from "../proxy/support/gateway.ts";
+import { startGatewayWithConfig, type TestGateway } from "../proxy/support/gateway.ts";
+import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { type AnnotatedUpstream, startAnnotatedUpstream } from "./support/annotated-upstream.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
-const AUDIENCE = "https://gateway.test/api";
-const cleanups: Array<() => Promise<void>> = [];
+const cleanup = cleanupsAfterAll();
 let idp: TestIdentityProvider;
-let gateway: RunningGateway;
+let gateway: TestGateway;
 
 function serverYaml(name: string, url: string): string {
   return `  - name: ${name}
@@ -45,21 +43,13 @@ function serverYaml(name: string, url: string): string {
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   const json: AnnotatedUpstream = await startAnnotatedUpstream({ jsonResponse: true });
-  cleanups.push(() => json.close());
+  cleanup(() => json.close());
   const sse: AnnotatedUpstream = await startAnnotatedUpstream({ jsonResponse: false });
-  cleanups.push(() => sse.close());
-  const dir = await mkdtemp(join(tmpdir(), "svc-gw-rbac-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const config = `version: "1.0"
-identity_providers:
-  - name: test-idp
-    type: hosted_idp
-    issuer: ${JSON.stringify(idp.issuer)}
-    jwks_uri: ${JSON.stringify(idp.jwksUri)}
-    api_identifiers: [${JSON.stringify(AUDIENCE)}]
-gateway_policy:
+  cleanup(() => sse.close());
+  gateway = await startGatewayWithConfig(`version: "1.0"
+${identityProvidersYaml(idp)}gateway_policy:
   capability_rbac:
     read_only: { default_groups: [readers, writers, admins] }
     destructive: { default_groups: [admins] }
@@ -71,27 +61,13 @@ ${serverYaml("json", json.url)}${serverYaml("sse", sse.url)}  - name: denylist
     rbac_enabled: true
     rbac_mode: deny
     denied_groups: [banned]
-`;
-  await writeFile(join(dir, "config.yaml"), config);
-  gateway = await startGateway({
-    configPath: join(dir, "config.yaml"),
-    host: "127.0.0.1",
-    port: 0,
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_AUDIT_FILE: "/dev/null" },
-  });
-  cleanups.push(() => gateway.close());
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+`);
+  cleanup(() => gateway.close());
 });
 
 async function clientFor(server: string, groups: string[]) {
-  const token = await idp.token({ resource: AUDIENCE, claims: { groups } });
-  const { client } = await connectClient(`${gateway.url}/${server}/mcp`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  cleanups.push(() => client.close());
+  const { client } = await connectWithGroups(idp, `${gateway.url}/${server}/mcp`, groups);
+  cleanup(() => client.close());
   return client;
 }
 
@@ -172,20 +148,11 @@ describe.each(["sse", "json"])("answers in %s", (server) => {
 
 describe("server level", () => {
   const initialize = (server: string, token?: string) =>
-    fetch(`${gateway.url}/${server}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      }),
-    });
+    postJsonRpc(
+      `${gateway.url}/${server}/mcp`,
+      initializeRequest(),
+      token === undefined ? {} : { authorization: `Bearer ${token}` },
+    );
 
   test("allow mode: a user in no allowed group gets 403 with a JSON body, even where an override names them", async () => {
     // `outsiders` is allowed by the tools/admin-tool override, but not by the server: lower layers only restrict.

@@ -2,45 +2,34 @@
 // a tool's annotations while a real SDK client is connected and sends notifications/tools/list_changed on its GET
 // stream. The gateway must forget what it learnt the moment that notification passes, so the changed tool is decided
 // again (closed until listed, then by its new annotations), not by the stale cache.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
+import { beforeAll, expect, test, vi } from "vitest";
+import { connectWithGroups, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
   startTestIdentityProvider,
   type TestIdentityProvider,
 } from "../identity/support/test-identity-provider.ts";
-import { connectClient } from "../proxy/support/gateway.ts";
+import { startGatewayWithConfig, type TestGateway } from "../proxy/support/gateway.ts";
+import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { type ChangingUpstream, startChangingUpstream } from "./support/changing-upstream.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
-const AUDIENCE = "https://gateway.test/api";
-const cleanups: Array<() => Promise<void>> = [];
+const cleanup = cleanupsAfterAll();
 let idp: TestIdentityProvider;
 let upstream: ChangingUpstream;
-let gateway: RunningGateway;
+let gateway: TestGateway;
 
 beforeAll(async () => {
   idp = await startTestIdentityProvider();
-  cleanups.push(() => idp.close());
+  cleanup(() => idp.close());
   upstream = await startChangingUpstream({ readOnlyHint: true });
-  cleanups.push(() => upstream.close());
-  const dir = await mkdtemp(join(tmpdir(), "svc-gw-hints-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => upstream.close());
   // Readers may use read-only tools, only admins destructive ones; no override names the tool, so the decision
   // rests on its annotations alone.
-  const config = `version: "1.0"
-identity_providers:
-  - name: test-idp
-    type: hosted_idp
-    issuer: ${JSON.stringify(idp.issuer)}
-    jwks_uri: ${JSON.stringify(idp.jwksUri)}
-    api_identifiers: [${JSON.stringify(AUDIENCE)}]
-gateway_policy:
+  gateway = await startGatewayWithConfig(`version: "1.0"
+${identityProvidersYaml(idp)}gateway_policy:
   capability_rbac:
     read_only: { default_groups: [readers, admins] }
     destructive: { default_groups: [admins] }
@@ -53,27 +42,13 @@ servers:
     rbac_mode: allow
     allowed_groups: [readers, admins]
     capability_rbac_enabled: true
-`;
-  await writeFile(join(dir, "config.yaml"), config);
-  gateway = await startGateway({
-    configPath: join(dir, "config.yaml"),
-    host: "127.0.0.1",
-    port: 0,
-    env: { LOG_LEVEL: "silent", SVC_CONFIG_POLL_SECONDS: "0", SVC_AUDIT_FILE: "/dev/null" },
-  });
-  cleanups.push(() => gateway.close());
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+`);
+  cleanup(() => gateway.close());
 });
 
 async function clientFor(groups: string[]): Promise<Client> {
-  const token = await idp.token({ resource: AUDIENCE, claims: { groups } });
-  const { client } = await connectClient(`${gateway.url}/changing/mcp`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  cleanups.push(() => client.close());
+  const { client } = await connectWithGroups(idp, `${gateway.url}/changing/mcp`, groups);
+  cleanup(() => client.close());
   return client;
 }
 

@@ -39,14 +39,23 @@ export async function startTestGateway(
   /** YAML appended to the generated config, e.g. an `identity_providers:` section. */
   extraYaml = "",
 ): Promise<TestGateway> {
+  return startGatewayWithConfig(configYaml(servers) + extraYaml, env);
+}
+
+/** Starts a gateway on the whole config file `config`, for tests whose servers need more than configYaml writes. */
+export async function startGatewayWithConfig(
+  config: string,
+  env: Record<string, string | undefined> = {},
+): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), "svc-gw-test-"));
   const configPath = join(dir, "config.yaml");
-  await writeFile(configPath, configYaml(servers) + extraYaml);
+  await writeFile(configPath, config);
   const gateway = await startGateway({
     configPath,
     host: "127.0.0.1",
     port: 0,
-    // The proxy tests' clients carry no tokens: anonymous access, unless a test passes SVC_ALLOW_ANONYMOUS itself.
+    // The proxy tests' clients carry no tokens: anonymous access, unless a test passes SVC_ALLOW_ANONYMOUS itself
+    // (with identity providers configured it is ignored anyway).
     // The audit trail (JSON lines on stdout by default) would flood the test runner's output; the audit tests
     // point SVC_AUDIT_FILE at a file they read. Not beside the config: that directory is watched for reloads.
     env: {

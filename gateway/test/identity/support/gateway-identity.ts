@@ -1,0 +1,35 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { connectClient } from "../../proxy/support/gateway.ts";
+import type { TestIdentityProvider } from "./test-identity-provider.ts";
+
+// How the gateway tests that need tokens point a gateway at the test identity provider and reach it as a user.
+
+/** The audience (api_identifiers) the test gateways accept and the test tokens are issued for. */
+export const AUDIENCE = "https://gateway.test/api";
+
+/** The `identity_providers:` config section that trusts `idp` for `audience`. */
+export function identityProvidersYaml(
+  idp: Pick<TestIdentityProvider, "issuer" | "jwksUri">,
+  { name = "test-idp", audience = AUDIENCE }: { name?: string; audience?: string } = {},
+): string {
+  return [
+    "identity_providers:",
+    `  - name: ${name}`,
+    "    type: hosted_idp",
+    `    issuer: ${JSON.stringify(idp.issuer)}`,
+    `    jwks_uri: ${JSON.stringify(idp.jwksUri)}`,
+    `    api_identifiers: [${JSON.stringify(audience)}]`,
+    "",
+  ].join("\n");
+}
+
+/** A real MCP SDK client on `url` with a real token from `idp` whose `groups` claim is `groups`. */
+export async function connectWithGroups(
+  idp: TestIdentityProvider,
+  url: string,
+  groups: string[],
+): Promise<{ client: Client; token: string }> {
+  const token = await idp.token({ resource: AUDIENCE, claims: { groups } });
+  const { client } = await connectClient(url, { headers: { authorization: `Bearer ${token}` } });
+  return { client, token };
+}
