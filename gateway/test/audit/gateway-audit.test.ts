@@ -6,13 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, expect, test, vi } from "vitest";
-import { AUDIENCE, connectWithGroups, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
-  startTestIdentityProvider,
-  type TestIdentityProvider,
-} from "../identity/support/test-identity-provider.ts";
+  AUDIENCE,
+  connectWithGroups,
+  identityProvidersYaml,
+  startIdentityProviderAndUpstream,
+} from "../identity/support/gateway-identity.ts";
+import type { TestIdentityProvider } from "../identity/support/test-identity-provider.ts";
 import { startGatewayWithConfig } from "../proxy/support/gateway.ts";
-import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
@@ -24,10 +26,7 @@ let upstream: Upstream;
 let dir: string;
 
 beforeAll(async () => {
-  idp = await startTestIdentityProvider();
-  cleanup(() => idp.close());
-  upstream = await startUpstream({ stateful: true });
-  cleanup(() => upstream.close());
+  ({ idp, upstream } = await startIdentityProviderAndUpstream(cleanup));
   dir = await mkdtemp(join(tmpdir(), "svc-gw-audit-"));
   cleanup(() => rm(dir, { recursive: true, force: true }));
 });

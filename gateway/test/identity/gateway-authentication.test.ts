@@ -4,10 +4,14 @@ import { beforeAll, describe, expect, test, vi } from "vitest";
 import { ACCEPTED_ALGORITHMS } from "../../src/identity/token-verifier.ts";
 import { connectClient, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
 import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
-import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
-import { AUDIENCE, identityProvidersYaml } from "./support/gateway-identity.ts";
-import { startTestIdentityProvider, type TestIdentityProvider } from "./support/test-identity-provider.ts";
+import {
+  AUDIENCE,
+  identityProvidersYaml,
+  startIdentityProviderAndUpstream,
+} from "./support/gateway-identity.ts";
+import type { TestIdentityProvider } from "./support/test-identity-provider.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
@@ -17,10 +21,7 @@ let gateway: TestGateway;
 const cleanup = cleanupsAfterAll();
 
 beforeAll(async () => {
-  idp = await startTestIdentityProvider();
-  cleanup(() => idp.close());
-  upstream = await startUpstream({ stateful: true });
-  cleanup(() => upstream.close());
+  ({ idp, upstream } = await startIdentityProviderAndUpstream(cleanup));
   // SVC_ALLOW_ANONYMOUS=true on purpose: with identity providers configured it must be ignored.
   gateway = await startTestGateway(
     [{ name: "up", url: upstream.url }],

@@ -7,11 +7,15 @@ import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
 import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
-import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { athOf, DpopKey } from "./support/dpop-key.ts";
-import { AUDIENCE, identityProvidersYaml } from "./support/gateway-identity.ts";
-import { startTestIdentityProvider, type TestIdentityProvider } from "./support/test-identity-provider.ts";
+import {
+  AUDIENCE,
+  identityProvidersYaml,
+  startIdentityProviderAndUpstream,
+} from "./support/gateway-identity.ts";
+import type { TestIdentityProvider } from "./support/test-identity-provider.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
@@ -35,10 +39,7 @@ function accessYaml(replayProtection: boolean): string {
 }
 
 beforeAll(async () => {
-  idp = await startTestIdentityProvider();
-  cleanup(() => idp.close());
-  upstream = await startUpstream({ stateful: true });
-  cleanup(() => upstream.close());
+  ({ idp, upstream } = await startIdentityProviderAndUpstream(cleanup));
   // SVC_ALLOW_ANONYMOUS unset: with providers configured it is ignored anyway, and these tests are about tokens.
   const env = { SVC_ALLOW_ANONYMOUS: undefined };
   gateway = await startTestGateway([{ name: "up", url: upstream.url }], env, accessYaml(true));

@@ -7,15 +7,16 @@ import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
-import { AUDIENCE, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
-  startTestIdentityProvider,
-  type TestIdentityProvider,
-} from "../identity/support/test-identity-provider.ts";
+  AUDIENCE,
+  identityProvidersYaml,
+  startIdentityProviderAndUpstream,
+} from "../identity/support/gateway-identity.ts";
+import type { TestIdentityProvider } from "../identity/support/test-identity-provider.ts";
 import { RedisServer } from "../kv/redis-server.ts";
 import { configYaml, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
 import { initializeRequest as initialize, postJsonRpc as post } from "../proxy/support/json-rpc.ts";
-import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
+import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -25,10 +26,7 @@ let idp: TestIdentityProvider;
 let upstream: Upstream;
 
 beforeAll(async () => {
-  idp = await startTestIdentityProvider();
-  cleanup(() => idp.close());
-  upstream = await startUpstream({ stateful: true });
-  cleanup(() => upstream.close());
+  ({ idp, upstream } = await startIdentityProviderAndUpstream(cleanup));
 });
 
 function accessYaml(limit: number): string {

@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectClient } from "../../proxy/support/gateway.ts";
-import type { TestIdentityProvider } from "./test-identity-provider.ts";
+import { startUpstream, type Upstream } from "../../proxy/support/upstream.ts";
+import { startTestIdentityProvider, type TestIdentityProvider } from "./test-identity-provider.ts";
 
 // How the gateway tests that need tokens point a gateway at the test identity provider and reach it as a user.
 
@@ -32,4 +33,15 @@ export async function connectWithGroups(
   const token = await idp.token({ resource: AUDIENCE, claims: { groups } });
   const { client } = await connectClient(url, { headers: { authorization: `Bearer ${token}` } });
   return { client, token };
+}
+
+/** The test identity provider and a stateful reference upstream, both stopped by `cleanup` after the suite. */
+export async function startIdentityProviderAndUpstream(
+  cleanup: (stop: () => Promise<unknown>) => void,
+): Promise<{ idp: TestIdentityProvider; upstream: Upstream }> {
+  const idp = await startTestIdentityProvider();
+  cleanup(() => idp.close());
+  const upstream = await startUpstream({ stateful: true });
+  cleanup(() => upstream.close());
+  return { idp, upstream };
 }
