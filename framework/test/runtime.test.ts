@@ -7,6 +7,7 @@ import {
   LoggingMessageNotificationSchema,
   ProgressNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { postJsonRpc } from "svc-testkit/json-rpc";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProject } from "../src/build/build-project.ts";
 import { MAX_BODY_BYTES } from "../src/runtime/request-body.ts";
@@ -37,15 +38,7 @@ let url: string;
 let statelessUrl: string;
 
 const post = (target: string, body: object, headers: Record<string, string> = {}) =>
-  fetch(`${target}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
+  postJsonRpc(`${target}/mcp`, body, headers);
 
 /** fetch cannot set Host; node:http can. Resolves with the status code. */
 function postWithHost(target: string, host: string): Promise<number> {

@@ -1,9 +1,10 @@
 // Step 2 through a real gateway: tokens from a real OpenID provider (oidc-provider), a real MCP SDK client and a
 // real upstream. Closed by default: no token, a bad token or no identity providers at all → 401 with the challenge.
+
+import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { ACCEPTED_ALGORITHMS } from "../../src/identity/token-verifier.ts";
 import { connectClient, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
-import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
 import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import {

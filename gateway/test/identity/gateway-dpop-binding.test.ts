@@ -4,9 +4,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { decodeJwt } from "jose";
+import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
-import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
 import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { athOf, DpopKey } from "./support/dpop-key.ts";

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { initializeRequest as initialize, postJsonRpc as post } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
 import {
@@ -15,7 +16,6 @@ import {
 import type { TestIdentityProvider } from "../identity/support/test-identity-provider.ts";
 import { RedisServer } from "../kv/redis-server.ts";
 import { configYaml, startTestGateway, type TestGateway } from "../proxy/support/gateway.ts";
-import { initializeRequest as initialize, postJsonRpc as post } from "../proxy/support/json-rpc.ts";
 import type { Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 

@@ -2,6 +2,7 @@
 // answering in JSON and in SSE. Server level (allow and deny), capability overrides (exact, wildcard, template),
 // annotation defaults, layers only restricting, list filtering of all four list methods, call refusal.
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
 import { AUDIENCE, connectWithGroups, identityProvidersYaml } from "../identity/support/gateway-identity.ts";
 import {
@@ -9,7 +10,6 @@ import {
   type TestIdentityProvider,
 } from "../identity/support/test-identity-provider.ts";
 import { startGatewayWithConfig, type TestGateway } from "../proxy/support/gateway.ts";
-import { initializeRequest, postJsonRpc } from "../proxy/support/json-rpc.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { type AnnotatedUpstream, startAnnotatedUpstream } from "./support/annotated-upstream.ts";
 

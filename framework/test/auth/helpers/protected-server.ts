@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
+import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { getApiKey, getAuthToken } from "../../../src/auth/index.ts";
 import { type AuthLayer, createAuthLayer } from "../../../src/auth/runtime.ts";
 
@@ -94,18 +95,5 @@ export async function callWhoami(mcpUrl: string, headers: Record<string, string>
 
 /** A raw initialize POST to /mcp, for asserting status codes and challenges. */
 export function postInitialize(mcpUrl: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(mcpUrl, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
+  return postJsonRpc(mcpUrl, initializeRequest(), headers);
 }

@@ -1,5 +1,5 @@
 // Raw JSON-RPC over HTTP, for the tests that check what an MCP SDK client would hide: status codes, challenges and
-// headers of the gateway's answer to one POST.
+// headers of a server's or gateway's answer to one POST (framework and gateway tests, and the e2e probes).
 
 export function initializeRequest(id: number | string = 1) {
   return {
@@ -12,7 +12,7 @@ export function initializeRequest(id: number | string = 1) {
 
 /** POSTs `body` as JSON with the Accept header Streamable HTTP requires, plus `headers`. */
 export function postJsonRpc(
-  url: string,
+  url: string | URL,
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<Response> {
