@@ -1,4 +1,6 @@
 // The session endpoint in process (no build): the open-session limit.
+
+import { initializeRequest } from "svc-testkit/json-rpc";
 import { afterAll, describe, expect, it } from "vitest";
 import { defineTool } from "../src/define/tool.ts";
 import { parseSettings } from "../src/project/settings.ts";
@@ -28,12 +30,7 @@ const initialize = () =>
     new Request("http://127.0.0.1/mcp", {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      }),
+      body: JSON.stringify(initializeRequest()),
     }),
     undefined,
   );

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { initializeRequest } from "svc-testkit/json-rpc";
 import { request } from "undici";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
@@ -33,12 +34,7 @@ async function status(path: string): Promise<number> {
   const response = await request(`${gateway.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
+    body: JSON.stringify(initializeRequest()),
   });
   await response.body.text();
   return response.statusCode;
