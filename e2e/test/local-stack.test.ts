@@ -7,12 +7,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RedisServer } from "../../gateway/test/kv/redis-server.ts";
-import { API_GROUP, API_VERSION, KINDS, type Kind } from "../../operator/src/api/names.ts";
+import { GROUP_VERSION } from "../../operator/src/api/names.ts";
 import { silentLogger } from "../../operator/src/controller/log.ts";
 import { type RunningOperator, startOperator } from "../../operator/src/controller/operator.ts";
-import { validateResource } from "../../operator/src/crd/validate-resource.ts";
-import { FakeKubeApi } from "../../operator/src/testing/fake-kube-api.ts";
+import type { FakeKubeApi } from "../../operator/src/testing/fake-kube-api.ts";
 import type { JsonObject } from "../../operator/src/testing/merge.ts";
+import { fakeClusterWithCrds } from "../../operator/test/support/fake-cluster.ts";
 import { probeStatus } from "../src/probe-status.ts";
 import { startFrameworkServer } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
@@ -35,7 +35,7 @@ import { startUpstream, type Upstream } from "./support/upstream.ts";
 
 const run = promisify(execFile);
 const NS = "svc";
-const group = `${API_GROUP}/${API_VERSION}`;
+const group = GROUP_VERSION;
 let api: FakeKubeApi;
 let operator: RunningOperator;
 let gateway: ListeningProcess;
@@ -106,17 +106,7 @@ const alphaSpec = (overrides: JsonObject = {}): JsonObject => ({
 });
 
 beforeAll(async () => {
-  api = new FakeKubeApi(
-    (Object.keys(KINDS) as Kind[]).map((kind) => ({
-      group: API_GROUP,
-      version: API_VERSION,
-      kind,
-      plural: KINDS[kind].plural,
-      namespaced: true,
-      statusSubresource: true,
-      validate: (object) => validateResource(kind, object),
-    })),
-  );
+  api = fakeClusterWithCrds();
   await api.start();
   [frameworkServer, upstreamB, redis, idp] = await Promise.all([
     startFrameworkServer(join(scratch, "hello-tools")),
