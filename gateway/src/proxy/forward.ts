@@ -1,8 +1,9 @@
 // Pipeline step 7: one call to the upstream through its keep-alive pool (undici dispatch, see
 // upstream-exchange.ts), and the translation of what comes
-// back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay;
-// failures become GatewayErrors naming the server.
+// back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay,
+// which writes to the client's response itself; failures become GatewayErrors naming the server.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { Response as UndiciResponse } from "undici";
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
@@ -25,8 +26,11 @@ export interface ForwardRequest {
   /** Ids of JSON-RPC requests in the body: the ones a dead stream must still answer. */
   pendingIds: readonly JsonRpcId[];
   timeoutMs: number;
-  /** The client's response, watched for the client going away before the upstream answers. */
-  client: ServerResponse | undefined;
+  /**
+   * The client's response: watched for the client going away before the upstream answers, and where an SSE
+   * answer is written (the relay writes it directly; see streamResponse).
+   */
+  client: ServerResponse;
   /** CORS headers for an admitted browser origin, added to the answer. */
   cors?: Record<string, string>;
   /** Headers the gateway adds to a successful answer (e.g. RateLimit). */
@@ -188,10 +192,20 @@ function streamResponse(
   status: number,
   headers: Record<string, string>,
 ): Response {
-  const { route } = request;
+  const { route, client } = request;
   // Proxies between the gateway and the client must not buffer the stream either.
   headers["cache-control"] ??= "no-cache";
   headers["x-accel-buffering"] = "no";
+  // The head is only stored here: Node sends it with the first event (one write), or the relay flushes it
+  // alone if no event follows soon (sse-relay.ts).
+  try {
+    client.writeHead(status, headers);
+  } catch (error) {
+    // A header Node refuses to send (say, a character not allowed in a value): nothing was written, so the
+    // pipeline can still answer with an error; the paused upstream body must not be left hanging.
+    exchange.abort();
+    throw error;
+  }
   // Registered before the relay exists: a short answer can end inside relaySse() itself.
   let relay: SseRelay | undefined;
   const unregister = deps.streams.open(route.name, request.method === "GET" ? "get" : "post", () =>
@@ -199,6 +213,7 @@ function streamResponse(
   );
   relay = relaySse({
     upstream: exchange,
+    client,
     server: route.name,
     requestId: request.requestId,
     pendingIds: request.pendingIds,
@@ -214,5 +229,19 @@ function streamResponse(
       }
     },
   });
-  return new Response(relay.body, { status, headers });
+  return alreadySent(status);
 }
+
+/**
+ * What the pipeline gets back for an answer the relay is already writing: the real status (for metrics, the
+ * access log and the audit record) and @hono/node-server's "already sent" marker header, so the adapter
+ * leaves the Node response alone. The adapter honours that header only on a Response that is not its own
+ * lightweight class (which it writes out on a separate path), and it replaces the global `Response` with that
+ * class once it serves; undici's `Response` is always a standard one.
+ */
+function alreadySent(status: number): Response {
+  return new UndiciResponse(null, { status, headers: ALREADY_SENT }) as unknown as Response;
+}
+
+/** @hono/node-server's RESPONSE_ALREADY_SENT header (its constant is not exported on its own). */
+const ALREADY_SENT = { "x-hono-already-sent": "true" };

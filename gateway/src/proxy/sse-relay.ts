@@ -1,11 +1,15 @@
 // Relays an upstream SSE body to the client one event at a time. Each event is parsed (so a policy can
-// read or rewrite its JSON-RPC message), re-serialised with its `id:` and `retry:`, and written as soon as
-// it is complete. Backpressure goes all the way up: when the client does not keep up, the upstream is paused
-// (at most 64 KiB are held), so a stream is never buffered whole.
+// read or rewrite its JSON-RPC message), re-serialised with its `id:` and `retry:`, and the events completed
+// by one upstream chunk go out in one write. The relay writes straight to the client's Node response: a Web
+// ReadableStream in between (what a Fetch `Response` body needs) cost a buffer copy, a promise per chunk and a
+// separate syscall for the headers, for nothing the relay needs.
+// Backpressure goes all the way up: when the client's socket buffer is full, the upstream is paused until it
+// drains, so a stream is never buffered whole. A client that goes away aborts the upstream stream.
 // If the upstream dies mid-stream, every request on this POST still unanswered gets a JSON-RPC error event,
 // so the client fails fast instead of waiting forever. The same goes for a clean end that leaves requests
 // unanswered on a stream without event ids. With ids, a clean early end is passed on as is: under the
 // 2025-11-25 transport a server may close a stream early and let the client resume with Last-Event-ID.
+import type { ServerResponse } from "node:http";
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { isJsonRpcResponse, type JsonRpcMessage, parseJsonRpcEventData } from "../sse/json-rpc.ts";
@@ -21,6 +25,8 @@ export type SseEventInspector = (
 
 export interface SseRelayOptions {
   upstream: UpstreamExchange;
+  /** The client's response, its head already written: the relay writes the body and ends it. */
+  client: ServerResponse;
   server: string;
   requestId: string;
   /** Requests in the POST body still waiting for an answer on this stream; empty for GET streams. */
@@ -31,31 +37,69 @@ export interface SseRelayOptions {
 }
 
 export interface SseRelay {
-  body: ReadableStream<Uint8Array>;
-  /** Ends the relay from the gateway's side (drain): closes the client stream and the upstream body. */
+  /** Ends the relay from the gateway's side (drain): ends the client's response and drops the upstream body. */
   close: () => void;
 }
+
+/**
+ * How long the head waits for the first event before going out alone. Upstreams often send their head and
+ * first event in separate writes a fraction of a millisecond apart; waiting lets them leave in one write to
+ * the client (one syscall, one wake-up of the client, instead of two). Events themselves never wait: the
+ * head goes with the first one whenever it comes. Only a stream that stays silent has its head this late.
+ */
+const HEAD_WAIT_MS = 5;
 
 function idKey(id: JsonRpcId): string {
   return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
 }
 
-const encoder = new TextEncoder();
-
 export function relaySse(options: SseRelayOptions): SseRelay {
+  const { client, upstream } = options;
   const parser = new SseParser();
   const pending = new Map<string, JsonRpcId>();
   for (const id of options.pendingIds) pending.set(idKey(id), id);
-  let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
   /** An event carried an `id:`: the client can resume this stream, so a clean early end is legitimate. */
   let resumable = false;
+  /** Something went to the client after the head; until then the head waits to travel with the first event. */
+  let wrote = false;
+  let headTimer: NodeJS.Timeout | undefined;
+  let waitingForDrain = false;
+
+  const onDrain = (): void => {
+    waitingForDrain = false;
+    if (!ended) upstream.resume();
+  };
+  const onClientClose = (): void => {
+    // Closed before the relay ended the response: the client went away. Let the upstream see the disconnect.
+    if (ended) return;
+    finish({ aborted: false });
+    upstream.abort();
+  };
 
   const finish = (outcome: { aborted: boolean; error?: unknown }): void => {
     if (ended) return;
     ended = true;
+    clearTimeout(headTimer);
     parser.end();
+    client.off("close", onClientClose);
+    client.off("drain", onDrain);
     options.onEnd(outcome);
+  };
+
+  /** Writes to the client; false while its buffer is full (the upstream stays paused until "drain"). */
+  const write = (text: string): boolean => {
+    if (text !== "") {
+      if (!wrote) {
+        wrote = true;
+        clearTimeout(headTimer);
+      }
+      if (!client.write(text) && !waitingForDrain) {
+        waitingForDrain = true;
+        client.once("drain", onDrain);
+      }
+    }
+    return !waitingForDrain;
   };
 
   const render = (events: SseEvent[]): string => {
@@ -89,58 +133,46 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     return out;
   };
 
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        controllerRef = controller;
-        options.upstream.attach({
-          data(chunk) {
-            if (ended) return false;
-            const out = render(parser.push(chunk));
-            if (out !== "") controller.enqueue(encoder.encode(out));
-            return (controller.desiredSize ?? 0) > 0;
-          },
-          end() {
-            if (ended) return;
-            // Ended cleanly with requests unanswered and no event id to resume from: nobody will ever answer
-            // them, so the client gets errors instead of waiting forever.
-            const stranded = !resumable && pending.size > 0;
-            if (stranded) controller.enqueue(encoder.encode(abortedEvents(undefined)));
-            controller.close();
-            finish({ aborted: stranded });
-          },
-          error(error) {
-            if (ended) return; // closed by the gateway (drain) or the client
-            const out = abortedEvents(error);
-            if (out !== "") controller.enqueue(encoder.encode(out));
-            controller.close();
-            finish({ aborted: true, error });
-          },
-        });
-      },
-      pull() {
-        options.upstream.resume();
-      },
-      cancel() {
-        // The client went away: stop reading, and let the upstream see the disconnect.
-        finish({ aborted: false });
-        options.upstream.abort();
-      },
+  // The client may have gone between the upstream's head and now (nothing watched it in that gap).
+  if (client.destroyed) {
+    finish({ aborted: false });
+    upstream.abort();
+    return { close: () => {} };
+  }
+  client.on("close", onClientClose);
+  upstream.attach({
+    data(chunk) {
+      if (ended) return false;
+      return write(render(parser.push(chunk)));
     },
-    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
-  );
+    end() {
+      if (ended) return;
+      // Ended cleanly with requests unanswered and no event id to resume from: nobody will ever answer
+      // them, so the client gets errors instead of waiting forever.
+      const stranded = !resumable && pending.size > 0;
+      finish({ aborted: stranded });
+      client.end(stranded ? abortedEvents(undefined) : undefined);
+    },
+    error(error) {
+      if (ended) return; // closed by the gateway (drain) or the client
+      finish({ aborted: true, error });
+      client.end(abortedEvents(error));
+    },
+  });
+  // Nothing arrived with the head: unless an event follows shortly, send the head alone, so the client knows
+  // the stream is open (progress and notifications may be a long way off).
+  if (!wrote && !ended) {
+    headTimer = setTimeout(() => {
+      if (!wrote && !ended) client.flushHeaders();
+    }, HEAD_WAIT_MS);
+  }
 
   return {
-    body,
     close: () => {
       if (ended) return;
       finish({ aborted: false });
-      options.upstream.abort();
-      try {
-        controllerRef?.close();
-      } catch {
-        // already closed or errored
-      }
+      upstream.abort();
+      client.end();
     },
   };
 }
