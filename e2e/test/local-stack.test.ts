@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { KubeletConfigMapVolume } from "svc-testkit/kubelet-volume";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RedisServer } from "../../gateway/test/kv/redis-server.ts";
 import { GROUP_VERSION } from "../../operator/src/api/names.ts";
@@ -21,7 +22,6 @@ import {
   type IdentityProviderProcess,
   startIdentityProviderProcess,
 } from "./support/identity-provider-process.ts";
-import { KubeletConfigMapVolume } from "./support/kubelet-volume.ts";
 import { repoRoot } from "./support/paths.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startUpstream, type Upstream } from "./support/upstream.ts";

@@ -1,34 +1,28 @@
 // Hot reload from a directory laid out the way the kubelet mounts a ConfigMap:
 //   dir/..2026_x/config.yaml, dir/..data -> ..2026_x, dir/config.yaml -> ..data/config.yaml
 // An update writes a new timestamped directory and atomically renames a new ..data symlink over the old.
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { initializeRequest } from "svc-testkit/json-rpc";
+import { KubeletConfigMapVolume } from "svc-testkit/kubelet-volume";
 import { request } from "undici";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { type RunningGateway, startGateway } from "../../src/server/start-gateway.ts";
-import { configYaml, connectClient, type TestServer } from "../proxy/support/gateway.ts";
+import { configYaml, connectClient, TEST_GATEWAY_ENV, type TestServer } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 
 // Real servers and processes: generous limits, so a loaded CI machine slows these tests down instead of failing them.
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
 let dir: string;
+let volume: KubeletConfigMapVolume;
 let upstream: Upstream;
 let gateway: RunningGateway;
-let version = 0;
 
 /** What the kubelet does on a ConfigMap update. */
-async function kubeletSwap(text: string): Promise<void> {
-  version++;
-  const data = `..2026_11_20_00_00_0${version}.${process.pid}`;
-  await mkdir(join(dir, data));
-  await writeFile(join(dir, data, "config.yaml"), text);
-  await symlink(data, join(dir, "..data_tmp"));
-  await rename(join(dir, "..data_tmp"), join(dir, "..data"));
-}
+const kubeletSwap = (text: string): void => volume.write({ "config.yaml": text });
 
 async function status(path: string): Promise<number> {
   const response = await request(`${gateway.url}${path}`, {
@@ -59,19 +53,14 @@ const servers = (...names: string[]): TestServer[] => names.map((name) => ({ nam
 beforeAll(async () => {
   upstream = await startUpstream({ stateful: true });
   dir = await mkdtemp(join(tmpdir(), "svc-gw-reload-"));
-  await kubeletSwap(configYaml(servers("a")));
-  await symlink("..data/config.yaml", join(dir, "config.yaml"));
+  volume = new KubeletConfigMapVolume(dir);
+  kubeletSwap(configYaml(servers("a")));
   gateway = await startGateway({
     configPath: join(dir, "config.yaml"),
     host: "127.0.0.1",
     port: 0,
-    // Polling off: this proves the directory watch alone sees a ..data swap.
-    env: {
-      LOG_LEVEL: "silent",
-      SVC_CONFIG_POLL_SECONDS: "0",
-      SVC_ALLOW_ANONYMOUS: "true",
-      SVC_AUDIT_FILE: "/dev/null",
-    },
+    // Polling off (TEST_GATEWAY_ENV): this proves the directory watch alone sees a ..data swap.
+    env: TEST_GATEWAY_ENV,
   });
 });
 
@@ -84,7 +73,7 @@ afterAll(async () => {
 test("a kubelet-style ..data swap is picked up by the directory watch", async () => {
   expect(await status("/a/mcp")).toBe(200);
   expect(await status("/b/mcp")).toBe(404);
-  await kubeletSwap(configYaml(servers("b")));
+  kubeletSwap(configYaml(servers("b")));
   await until(async () => (await status("/b/mcp")) === 200, "server b to appear");
   expect(await status("/a/mcp")).toBe(404);
   expect(await reloads("success")).toBe(1);
@@ -92,14 +81,14 @@ test("a kubelet-style ..data swap is picked up by the directory watch", async ()
 
 test("an invalid config is refused and counted; the last good one keeps serving and readiness stays 200", async () => {
   const failuresBefore = await reloads("failure");
-  await kubeletSwap('version: "2.0"\nservers: [{ name: a }]\n');
+  kubeletSwap('version: "2.0"\nservers: [{ name: a }]\n');
   await until(async () => (await reloads("failure")) === failuresBefore + 1, "the refused reload");
   expect(await status("/b/mcp")).toBe(200);
   expect((await request(`${gateway.url}/readiness`)).statusCode).toBe(200);
 });
 
 test("a request in flight finishes on the config it started with", async () => {
-  await kubeletSwap(configYaml(servers("c")));
+  kubeletSwap(configYaml(servers("c")));
   await until(async () => (await status("/c/mcp")) === 200, "server c");
   const { client } = await connectClient(`${gateway.url}/c/mcp`);
   let progressed: () => void = () => {};
@@ -110,7 +99,7 @@ test("a request in flight finishes on the config it started with", async () => {
     onprogress: () => progressed(),
   });
   await gotProgress;
-  await kubeletSwap(configYaml(servers("d")));
+  kubeletSwap(configYaml(servers("d")));
   await until(async () => (await status("/d/mcp")) === 200, "server d");
   expect(await status("/c/mcp")).toBe(404);
   upstream.gate.release();

@@ -25,6 +25,20 @@ export function configYaml(servers: TestServer[]): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * The environment of an in-process test gateway, which a test may override. Quiet logs; reloads only through the
+ * directory watch (no polling). The proxy tests' clients carry no tokens: anonymous access (with identity providers
+ * configured it is ignored anyway). The audit trail (JSON lines on stdout by default) would flood the test runner's
+ * output; the audit tests point SVC_AUDIT_FILE at a file they read, never beside the config: that directory is
+ * watched for reloads.
+ */
+export const TEST_GATEWAY_ENV: Readonly<Record<string, string>> = {
+  LOG_LEVEL: "silent",
+  SVC_CONFIG_POLL_SECONDS: "0",
+  SVC_ALLOW_ANONYMOUS: "true",
+  SVC_AUDIT_FILE: "/dev/null",
+};
+
 export interface TestGateway {
   gateway: RunningGateway;
   url: string;
@@ -54,17 +68,7 @@ export async function startGatewayWithConfig(
     configPath,
     host: "127.0.0.1",
     port: 0,
-    // The proxy tests' clients carry no tokens: anonymous access, unless a test passes SVC_ALLOW_ANONYMOUS itself
-    // (with identity providers configured it is ignored anyway).
-    // The audit trail (JSON lines on stdout by default) would flood the test runner's output; the audit tests
-    // point SVC_AUDIT_FILE at a file they read. Not beside the config: that directory is watched for reloads.
-    env: {
-      LOG_LEVEL: "silent",
-      SVC_CONFIG_POLL_SECONDS: "0",
-      SVC_ALLOW_ANONYMOUS: "true",
-      SVC_AUDIT_FILE: "/dev/null",
-      ...env,
-    },
+    env: { ...TEST_GATEWAY_ENV, ...env },
   });
   return {
     gateway,
