@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { principalKey } from "../identity/principal-key.ts";
 import { type KvStore, KvUnavailableError } from "../kv/kv-store.ts";
 import { estimate, msUntilRoom, slidingWindowStep } from "./sliding-window.ts";
 
@@ -29,19 +29,25 @@ export class RateLimiter {
     this.#now = now;
   }
 
-  async check(provider: string, subject: string, settings: RateLimitSettings): Promise<RateLimitResult> {
+  /** `cost`: how many units this request spends (one per JSON-RPC message it carries). */
+  async check(
+    provider: string,
+    subject: string,
+    settings: RateLimitSettings,
+    cost = 1,
+  ): Promise<RateLimitResult> {
     const windowMs = settings.windowSeconds * 1000;
     const now = this.#now();
     const windowIndex = Math.floor(now / windowMs);
     const elapsed = now - windowIndex * windowMs;
-    const user = createHash("sha256").update(`${provider}\u0000${subject}`).digest("hex").slice(0, 32);
+    const user = principalKey({ idp: provider, sub: subject });
     const key = (index: number) => `svc:rl:{${user}}:${settings.windowSeconds}:${index}`;
     let step: number[];
     try {
       step = await this.#store.eval(
         slidingWindowStep,
         [key(windowIndex), key(windowIndex - 1)],
-        [String(settings.limit), String(windowMs), String(elapsed)],
+        [String(settings.limit), String(windowMs), String(elapsed), String(cost)],
       );
     } catch (error) {
       if (error instanceof KvUnavailableError) return { outcome: "unchecked", reason: error.message };

@@ -6,7 +6,8 @@ import type { KvScript } from "../kv/kv-store.ts";
  * a small over-estimate at window edges (never an under-estimate of a steady rate).
  *
  * KEYS[1] current window counter, KEYS[2] previous window counter (same hash tag: one Redis Cluster slot).
- * ARGV[1] limit, ARGV[2] window ms, ARGV[3] ms elapsed in the current window.
+ * ARGV[1] limit, ARGV[2] window ms, ARGV[3] ms elapsed in the current window, ARGV[4] cost (messages this request
+ * carries: a batch spends one unit per message).
  * Returns {admitted (1/0), current count after the step, previous count}. A refused request is not counted.
  */
 export const slidingWindowStep: KvScript<number[]> = {
@@ -14,29 +15,31 @@ export const slidingWindowStep: KvScript<number[]> = {
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local elapsed = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
 local current = tonumber(redis.call("GET", KEYS[1]) or "0")
 local previous = tonumber(redis.call("GET", KEYS[2]) or "0")
-if previous * (window - elapsed) / window + current + 1 > limit then
+if previous * (window - elapsed) / window + current + cost > limit then
   return {0, current, previous}
 end
-current = redis.call("INCR", KEYS[1])
-if current == 1 then redis.call("PEXPIRE", KEYS[1], window * 2) end
+current = redis.call("INCRBY", KEYS[1], cost)
+if current == cost then redis.call("PEXPIRE", KEYS[1], window * 2) end
 return {1, current, previous}`,
-  memory: (store, [currentKey, previousKey], [limitText, windowText, elapsedText]) => {
+  memory: (store, [currentKey, previousKey], [limitText, windowText, elapsedText, costText]) => {
     if (currentKey === undefined || previousKey === undefined)
       throw new Error("slidingWindowStep needs two keys");
     const limit = Number(limitText);
     const window = Number(windowText);
     const elapsed = Number(elapsedText);
+    const cost = Number(costText ?? "1");
     const current = Number(store.get(currentKey) ?? "0");
     const previous = Number(store.get(previousKey) ?? "0");
-    if ((previous * (window - elapsed)) / window + current + 1 > limit) return [0, current, previous];
+    if ((previous * (window - elapsed)) / window + current + cost > limit) return [0, current, previous];
     store.set(
       currentKey,
-      String(current + 1),
+      String(current + cost),
       current === 0 ? window * 2 : Math.max(store.pttl(currentKey), 1),
     );
-    return [1, current + 1, previous];
+    return [1, current + cost, previous];
   },
 };
 

@@ -76,22 +76,34 @@ describe("config snapshot and route", () => {
 
 describe("parseRequest", () => {
   test("collects the ids that expect answers and a label", () => {
-    const single = parseRequest(Buffer.from('{"jsonrpc":"2.0","id":"a","method":"tools/call"}'));
+    const single = parseRequest(Buffer.from('{"jsonrpc":"2.0","id":"a","method":"tools/call"}'), 100);
     expect(single).toMatchObject({ batch: false, requestIds: ["a"], method: "tools/call" });
     const batch = parseRequest(
       Buffer.from(
         '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
       ),
+      100,
     );
     expect(batch).toMatchObject({ batch: true, requestIds: [1], method: "batch" });
-    expect(parseRequest(Buffer.from('{"jsonrpc":"2.0","id":2,"result":{}}')).requestIds).toEqual([]);
+    expect(parseRequest(Buffer.from('{"jsonrpc":"2.0","id":2,"result":{}}'), 100).requestIds).toEqual([]);
+  });
+
+  test("refuses a batch over the limit before looking at its messages", () => {
+    const batch = (n: number) =>
+      Buffer.from(
+        JSON.stringify(Array.from({ length: n }, (_, id) => ({ jsonrpc: "2.0", id, method: "ping" }))),
+      );
+    expect(parseRequest(batch(3), 3).requestIds).toEqual([0, 1, 2]);
+    expect(() => parseRequest(batch(4), 3)).toThrow(
+      expect.objectContaining({ code: "batch_too_large", status: 400 }),
+    );
   });
 
   test("refuses what is not JSON-RPC with the right code", () => {
-    expect(() => parseRequest(Buffer.from("nope"))).toThrow(
+    expect(() => parseRequest(Buffer.from("nope"), 100)).toThrow(
       expect.objectContaining({ code: "invalid_json" }),
     );
-    expect(() => parseRequest(Buffer.from("[]"))).toThrow(
+    expect(() => parseRequest(Buffer.from("[]"), 100)).toThrow(
       expect.objectContaining({ code: "invalid_request" }),
     );
   });
