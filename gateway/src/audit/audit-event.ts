@@ -4,6 +4,7 @@ export type AuditKind =
   | "rbac_decision"
   | "rate_limited"
   | "replay_refused"
+  | "session_refused"
   | "upstream_error"
   | "call_completed"
   | "events_dropped";

@@ -15,6 +15,11 @@ export const GATEWAY_ERROR_CODES = {
   unsupported_media_type: { status: 415, rpcCode: -32600 },
   invalid_json: { status: 400, rpcCode: -32700 },
   invalid_request: { status: 400, rpcCode: -32600 },
+  // More JSON-RPC messages in one POST than SVC_MAX_BATCH_MESSAGES: refused before any per-message work.
+  batch_too_large: { status: 400, rpcCode: -32600 },
+  // An Mcp-Session-Id this caller does not own: unknown, expired, ended, or another user's (the gateway answers all
+  // of these alike, like an MCP server answers an unknown session, so nobody learns whether an id is someone's).
+  session_not_found: { status: 404, rpcCode: -32001 },
   // Access control (docs/access.md). `unauthorized` is raised before the body is read, so it is always the JSON
   // body plus a WWW-Authenticate challenge; the JSON-RPC codes below apply once a request was parsed.
   unauthorized: { status: 401, rpcCode: -32040 },
@@ -23,6 +28,8 @@ export const GATEWAY_ERROR_CODES = {
   // call's error (a 403 would surface as a transport failure).
   capability_forbidden: { status: 200, rpcCode: -32043 },
   rate_limited: { status: 429, rpcCode: -32029 },
+  // A per-user cap on what is open at once (sessions, requests in flight, GET streams).
+  user_capacity: { status: 429, rpcCode: -32029 },
   // A JSON-RPC request id reused within a session, or a DPoP proof presented twice: 409, the request conflicts
   // with one already accepted (a 400 would suggest the message itself is malformed).
   replayed: { status: 409, rpcCode: -32009 },
@@ -37,6 +44,10 @@ export const GATEWAY_ERROR_CODES = {
   client_closed_request: { status: 499, rpcCode: -32000 },
   // The gateway itself.
   not_ready: { status: 503, rpcCode: -32000 },
+  // Session ownership cannot be checked (the KV store is unreachable): refused, never forwarded unchecked.
+  session_store_unavailable: { status: 503, rpcCode: -32000 },
+  // Every stream connection this process may open to the upstream is in use.
+  upstream_busy: { status: 503, rpcCode: -32000 },
   internal: { status: 500, rpcCode: -32603 },
 } as const satisfies Record<string, { status: number; rpcCode: number }>;
 

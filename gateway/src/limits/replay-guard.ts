@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { DPOP_WINDOW_SECONDS, type DpopProof } from "../identity/dpop-proof.ts";
 import { type KvStore, KvUnavailableError } from "../kv/kv-store.ts";
 
@@ -6,7 +5,9 @@ export type ReplayVerdict = "first" | "replay" | "unchecked";
 
 /**
  * Replay protection (see gateway/docs/access.md for exactly what it covers):
- * - a JSON-RPC request id reused within one MCP session is refused, which MCP forbids anyway;
+ * - a JSON-RPC request id reused within one MCP session is refused, which MCP forbids anyway. Ids are namespaced by
+ *   session and owner (`sessionScope`), and kept as long as an idle session is (SVC_SESSION_IDLE_TIMEOUT_SECONDS), so
+ *   nobody else can spend a session's ids and a replay key never outlives what it protects by much;
  * - a DPoP proof's `jti` is single-use within the proof's time window.
  * Keys live in the KV store so every gateway replica sees them; an unreachable store answers `unchecked`.
  */
@@ -19,10 +20,9 @@ export class ReplayGuard {
     this.#sessionTtlMs = options.sessionTtlMs ?? 24 * 60 * 60 * 1000;
   }
 
-  /** `1` and `"1"` are different JSON-RPC ids, so the type is part of the key. */
-  requestId(server: string, sessionId: string, id: string | number): Promise<ReplayVerdict> {
-    const session = createHash("sha256").update(`${server}\u0000${sessionId}`).digest("hex").slice(0, 32);
-    return this.#firstUse(`svc:replay:${session}:${typeof id}:${id}`, this.#sessionTtlMs);
+  /** `scope`: sessionScope(server, session id, owner). `1` and `"1"` are different JSON-RPC ids, so the type is part of the key. */
+  requestId(scope: string, id: string | number): Promise<ReplayVerdict> {
+    return this.#firstUse(`svc:replay:${scope}:${typeof id}:${id}`, this.#sessionTtlMs);
   }
 
   /**

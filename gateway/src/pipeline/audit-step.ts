@@ -28,7 +28,8 @@ export interface AuditFacts {
 
 function kindOfFailure(code: GatewayErrorCode): AuditKind | undefined {
   if (code === "unauthorized") return "authentication_failed";
-  if (code === "rate_limited") return "rate_limited";
+  if (code === "rate_limited" || code === "user_capacity") return "rate_limited";
+  if (code === "session_not_found") return "session_refused";
   if (code === "replayed") return "replay_refused";
   if (code.startsWith("upstream_")) return "upstream_error";
   return undefined;

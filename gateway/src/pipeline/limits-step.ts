@@ -10,6 +10,7 @@ import type { Principal } from "../identity/principal.ts";
 import { type RateLimiter, type RateLimitSettings, rateLimitHeaders } from "../limits/rate-limiter.ts";
 import type { ReplayGuard } from "../limits/replay-guard.ts";
 import type { GatewayMetrics } from "../server/metrics.ts";
+import { sessionScope } from "../sessions/session-registry.ts";
 
 export interface LimitDeps {
   rateLimiter: RateLimiter;
@@ -18,18 +19,20 @@ export interface LimitDeps {
 }
 
 /**
- * Counts the request against the caller's quota. Resolves to the RateLimit headers for the answer; rejects with
- * `rate_limited` (429 + Retry-After) when the quota is spent. The anonymous principal is not limited: in anonymous
- * mode (local development) every caller is the same "user", so a per-user quota would measure nothing.
+ * Counts the request against the caller's quota (`cost` units: one per JSON-RPC message). Resolves to the RateLimit
+ * headers for the answer; rejects with `rate_limited` (429 + Retry-After) when the quota is spent. The anonymous
+ * principal is not limited: in anonymous mode (local development) every caller is the same "user", so a per-user
+ * quota would measure nothing.
  */
 export async function checkRateLimit(
   deps: LimitDeps,
   settings: RateLimitSettings,
   principal: Principal,
   server: string,
+  cost = 1,
 ): Promise<Record<string, string> | undefined> {
   if (principal === ANONYMOUS_PRINCIPAL) return undefined;
-  const result = await deps.rateLimiter.check(principal.idp, principal.sub, settings);
+  const result = await deps.rateLimiter.check(principal.idp, principal.sub, settings, cost);
   if (result.outcome === "unchecked") {
     deps.metrics.recordUnchecked("rate_limit");
     return undefined;
@@ -39,7 +42,7 @@ export async function checkRateLimit(
     deps.metrics.recordRateLimited(server);
     throw new GatewayError(
       "rate_limited",
-      `Rate limit exceeded: ${settings.limit} requests per ${settings.windowSeconds} s; retry in ${result.retryAfterSeconds} s`,
+      `Rate limit exceeded: ${settings.limit} messages per ${settings.windowSeconds} s (each message of a batch counts); retry in ${result.retryAfterSeconds} s`,
       { server, headers },
     );
   }
@@ -61,19 +64,21 @@ export async function checkDpopReplay(deps: LimitDeps, proof: DpopProof): Promis
 }
 
 /**
- * After parsing: every JSON-RPC request id in the body must be new within its MCP session (MCP forbids reuse).
- * Requests without Mcp-Session-Id (initialize, stateless upstreams) are not covered.
+ * After authorization: every JSON-RPC request id in the body must be new within its MCP session (MCP forbids reuse),
+ * as seen by the session's owner. Requests without Mcp-Session-Id (initialize, stateless upstreams) are not covered.
  */
 export async function checkRequestIds(
   deps: LimitDeps,
   server: string,
   sessionId: string,
+  owner: string,
   ids: readonly JsonRpcId[],
 ): Promise<void> {
+  const scope = sessionScope(server, sessionId, owner);
   const verdicts = await Promise.all(
     ids
       .filter((id): id is string | number => id !== null)
-      .map(async (id) => ({ id, verdict: await deps.replayGuard.requestId(server, sessionId, id) })),
+      .map(async (id) => ({ id, verdict: await deps.replayGuard.requestId(scope, id) })),
   );
   for (const { id, verdict } of verdicts) {
     if (verdict === "unchecked") deps.metrics.recordUnchecked("replay");

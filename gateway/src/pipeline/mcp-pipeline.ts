@@ -9,6 +9,8 @@ import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import { authenticate, rejectionReasonOf } from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
+import { principalKey } from "../identity/principal-key.ts";
+import type { UserLoad } from "../limits/user-load.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
 import { forward } from "../proxy/forward.ts";
@@ -19,6 +21,7 @@ import { type Capability, capabilityOfRequest } from "../rbac/capability.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../server/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
+import type { SessionRegistry } from "../sessions/session-registry.ts";
 import { type AuditFacts, recordAudit } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type ResponsePolicy, responsePolicy } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
@@ -26,6 +29,7 @@ import { type ParsedRequest, parseRequest } from "./parse-request.ts";
 import { readBody } from "./read-body.ts";
 import { requestIdFrom } from "./request-id.ts";
 import { resolveRoute } from "./route.ts";
+import { admitSession, checkSession, endSession, holdUserSlot } from "./session-step.ts";
 
 export interface McpPipelineDeps extends LimitDeps {
   /** The config in force when the request arrives (undefined while starting); the request keeps it to the end. */
@@ -43,6 +47,12 @@ export interface McpPipelineDeps extends LimitDeps {
   toolHints: ToolHintsCache;
   /** This process's audit trail (step 9). */
   audit: AuditLog;
+  /** Who owns which MCP session (shared through the KV store). */
+  sessions: SessionRegistry;
+  /** Requests and streams each user holds open on this process. */
+  userLoad: UserLoad;
+  /** JSON-RPC messages one POST may carry. */
+  maxBatchMessages: number;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -114,7 +124,8 @@ async function runPipeline(
       server,
       verifyUnboundProof: snapshot.replayProtection,
     });
-    principal = authenticated.principal;
+    const caller = authenticated.principal;
+    principal = caller;
 
     // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
     //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
@@ -141,6 +152,21 @@ async function runPipeline(
       await checkDpopReplay(deps, authenticated.proof);
     }
 
+    // 3b. per-user caps on what is held open (requests in flight, GET streams) and session ownership: an
+    //     Mcp-Session-Id is forwarded only for the principal the upstream issued it to (404 for anyone else, like an
+    //     unknown session). Both need only the principal and headers, so they run before the body is read; ownership
+    //     comes before anything that could act in, or spend the ids of, somebody else's session.
+    const owner = principalKey(caller);
+    holdUserSlot(deps, caller, owner, httpMethod, c.env.outgoing);
+    const sessionId = incoming.headers["mcp-session-id"];
+    const presentedSession = typeof sessionId === "string" ? sessionId : undefined;
+    if (presentedSession !== undefined) {
+      // Refused exactly as an MCP server answers an unknown session: a JSON-RPC error with id null (body unread).
+      errorContext.rpcIds = [];
+      await checkSession(deps, caller, owner, server, presentedSession);
+      errorContext.rpcIds = undefined;
+    }
+
     // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
     //    carrying the request ids, so an MCP client shows them as such.
     let parsed: ParsedRequest | undefined;
@@ -148,14 +174,24 @@ async function runPipeline(
     if (httpMethod === "POST") {
       body = await readBody(incoming, deps.maxBodyBytes);
       errorContext.rpcIds = []; // JSON-RPC says: a parse error is answered with id null
-      parsed = parseRequest(body);
+      // The batch size is checked inside parseRequest, before any per-message work.
+      parsed = parseRequest(body, deps.maxBatchMessages);
       method = parsed.method;
       errorContext.batch = parsed.batch;
       errorContext.rpcIds = parsed.requestIds;
-      // Replay protection needs the ids, so it runs right after parsing (step 3's second half).
-      const sessionId = incoming.headers["mcp-session-id"];
-      if (snapshot.replayProtection && typeof sessionId === "string" && parsed.requestIds.length > 0) {
-        await checkRequestIds(deps, server, sessionId, parsed.requestIds);
+      // Every message of a batch counts against the rate limit: step 3 spent one unit for the request.
+      if (snapshot.rateLimit !== undefined && parsed.messages.length > 1) {
+        const headers = await checkRateLimit(
+          deps,
+          snapshot.rateLimit,
+          principal,
+          server,
+          parsed.messages.length - 1,
+        );
+        if (headers !== undefined) {
+          extraHeaders = headers;
+          errorContext.extraHeaders = headers;
+        }
       }
     } else {
       errorContext.rpcIds = [];
@@ -170,6 +206,11 @@ async function runPipeline(
         capability = capabilityOfRequest(first.method, first.params);
       authorizeMessages(route.server, policy, principal, parsed.messages, deps.toolHints, onDecision);
       answerPolicy = responsePolicy(route.server, policy, principal, parsed.messages, deps.toolHints);
+      // Replay protection spends request ids only for messages that were admitted (step 3's after-parse half), in
+      // the namespace of this session and its owner.
+      if (snapshot.replayProtection && presentedSession !== undefined && parsed.requestIds.length > 0) {
+        await checkRequestIds(deps, server, presentedSession, owner, parsed.requestIds);
+      }
     } else if (httpMethod === "GET") {
       // The notification stream carries notifications/tools/list_changed: the hints cache must hear it.
       answerPolicy = responsePolicy(route.server, policy, principal, [], deps.toolHints);
@@ -195,9 +236,13 @@ async function runPipeline(
         extraHeaders,
         transformJson: answerPolicy?.json,
         inspectSseEvent: answerPolicy?.sse,
+        admitSession: (issued) => admitSession(deps, caller, owner, server, issued),
       },
       deps,
     );
+    if (presentedSession !== undefined) {
+      await endSession(deps, caller, owner, server, presentedSession, httpMethod, response.status);
+    }
   } catch (error) {
     const gatewayError = asGatewayError(error);
     authFailure = rejectionReasonOf(gatewayError);

@@ -38,6 +38,11 @@ export interface ForwardRequest {
   /** Per-request response policy (RBAC list filtering): a JSON answer's bytes, and each SSE event. */
   transformJson?: (bytes: Buffer) => Buffer;
   inspectSseEvent?: SseEventInspector;
+  /**
+   * Called when the upstream issues a new Mcp-Session-Id, before the client can see it (session ownership). A
+   * rejection refuses the answer: the upstream session is ended again and the client gets the error instead.
+   */
+  admitSession?: (sessionId: string) => Promise<void>;
 }
 
 export interface ForwardDeps {
@@ -114,15 +119,33 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   if (route.apiKeyProblem !== undefined) {
     throw new GatewayError("upstream_api_key_missing", route.apiKeyProblem, { server: route.name });
   }
+  const stream = request.method === "GET";
+  if (stream) {
+    const release = deps.pools.acquireStream(route.origin);
+    if (release === undefined) {
+      throw new GatewayError(
+        "upstream_busy",
+        `Every stream connection to upstream server '${route.name}' is in use (SVC_UPSTREAM_STREAM_CONNECTIONS); try again later`,
+        { server: route.name, headers: { "retry-after": "5" } },
+      );
+    }
+    // The client's response closes when the stream ends for any reason (or when a non-stream answer is sent).
+    request.client.once("close", release);
+  }
   const exchange = new UpstreamExchange(request.client);
-  deps.pools.pool(route.origin).dispatch(
+  const upstreamHeaders = upstreamRequestHeaders(
+    request.incomingHeaders,
+    request.requestId,
+    route.authHeaders,
+  );
+  deps.pools.pool(route.origin, stream ? "stream" : "call").dispatch(
     {
       method: request.method,
       path:
         request.search === ""
           ? route.path
           : `${route.path}${route.path.includes("?") ? "&" : "?"}${request.search.slice(1)}`,
-      headers: upstreamRequestHeaders(request.incomingHeaders, request.requestId, route.authHeaders),
+      headers: upstreamHeaders,
       body: request.body,
       // Only the wait for response headers is bounded: a stream may then stay open for as long as it lives.
       headersTimeout: request.timeoutMs,
@@ -150,6 +173,21 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   if (status === 401 || status >= 500) {
     exchange.discard();
     throw rejectStatus(route, status, deps.metrics);
+  }
+  const issued = head.headers["mcp-session-id"];
+  if (
+    request.admitSession !== undefined &&
+    status < 300 &&
+    typeof issued === "string" &&
+    issued !== request.incomingHeaders["mcp-session-id"]
+  ) {
+    try {
+      await request.admitSession(issued);
+    } catch (error) {
+      exchange.abort();
+      endUpstreamSession(deps, route, issued, upstreamHeaders);
+      throw error;
+    }
   }
   const headers = downstreamResponseHeaders(head.headers, request.requestId);
   if (request.cors !== undefined) {
@@ -183,6 +221,30 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   }
   if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = request.transformJson(bytes);
   return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
+}
+
+/**
+ * Ends a session the gateway refused to hand out (best effort, in the background): otherwise the upstream would keep
+ * it, with its state, until its own idle timeout.
+ */
+function endUpstreamSession(
+  deps: ForwardDeps,
+  route: UpstreamRoute,
+  sessionId: string,
+  requestHeaders: Record<string, string | string[]>,
+): void {
+  const headers: Record<string, string | string[]> = { ...requestHeaders, "mcp-session-id": sessionId };
+  delete headers["content-type"];
+  deps.pools
+    .pool(route.origin)
+    .request({ method: "DELETE", path: route.path, headers, headersTimeout: 10_000, bodyTimeout: 10_000 })
+    .then((answer) => answer.body.dump())
+    .catch((error: unknown) =>
+      deps.logger.warn("could not end a refused upstream session", {
+        server: route.name,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
 }
 
 function streamResponse(

@@ -52,7 +52,7 @@ interface HistogramSeries {
 }
 
 /** A KV-backed check the gateway let through unchecked because the store was unreachable (fail open). */
-export type UncheckedLimit = "rate_limit" | "replay" | "dpop";
+export type UncheckedLimit = "rate_limit" | "replay" | "dpop" | "session";
 
 export type UpstreamErrorKind = "unreachable" | "timeout" | "status" | "stream_aborted" | "auth_required";
 

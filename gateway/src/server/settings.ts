@@ -8,6 +8,18 @@ export interface GatewaySettings {
   upstreamTimeoutMs: number;
   maxBodyBytes: number;
   upstreamConnections: number;
+  /** GET notification streams per upstream origin on this process, in a pool of their own. */
+  upstreamStreamConnections: number;
+  /** JSON-RPC messages one POST may carry (a batch). */
+  maxBatchMessages: number;
+  /** A session unused this long is forgotten by the gateway. */
+  sessionIdleTimeoutMs: number;
+  /** Open sessions per user and server. */
+  maxSessionsPerUser: number;
+  /** POST/DELETE requests in flight per user on this process. */
+  maxInFlightPerUser: number;
+  /** GET notification streams open per user on this process. */
+  maxStreamsPerUser: number;
   configPollMs: number;
   allowedOrigins: Set<string> | "any";
   /** SVC_ALLOW_ANONYMOUS=true: without identity providers, requests run as `anonymous` instead of being refused. */
@@ -56,13 +68,39 @@ function publicUrl(env: Record<string, string | undefined>): string | undefined 
   );
 }
 
+function whole(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const value = number(env, name, fallback, min, max);
+  if (!Number.isInteger(value)) throw new SettingsError(`${name} must be a whole number, got '${env[name]}'`);
+  return value;
+}
+
 export function readSettings(env: Record<string, string | undefined>): GatewaySettings {
+  const upstreamConnections = Math.floor(number(env, "SVC_UPSTREAM_CONNECTIONS", 128, 1, 10_000));
+  const maxInFlightPerUser = whole(env, "SVC_MAX_INFLIGHT_PER_USER", 32, 1, 10_000);
+  // Fair share: one user must never be able to hold every connection the other users' calls need.
+  if (upstreamConnections > 1 && maxInFlightPerUser > upstreamConnections / 2) {
+    throw new SettingsError(
+      `SVC_MAX_INFLIGHT_PER_USER (${maxInFlightPerUser}) must be at most half of SVC_UPSTREAM_CONNECTIONS (${upstreamConnections}): one user could otherwise hold every connection to an upstream`,
+    );
+  }
   return {
     drainDelayMs: number(env, "SVC_DRAIN_DELAY_SECONDS", 5, 0, 600) * 1000,
     drainTimeoutMs: number(env, "SVC_DRAIN_TIMEOUT_SECONDS", 25, 0, 3600) * 1000,
     upstreamTimeoutMs: number(env, "SVC_UPSTREAM_TIMEOUT_SECONDS", 60, 0.01, 3600) * 1000,
     maxBodyBytes: Math.floor(number(env, "SVC_MAX_BODY_BYTES", 4 * 1024 * 1024, 1, 1024 * 1024 * 1024)),
-    upstreamConnections: Math.floor(number(env, "SVC_UPSTREAM_CONNECTIONS", 128, 1, 10_000)),
+    upstreamConnections,
+    upstreamStreamConnections: whole(env, "SVC_UPSTREAM_STREAM_CONNECTIONS", 1024, 1, 100_000),
+    maxBatchMessages: whole(env, "SVC_MAX_BATCH_MESSAGES", 100, 1, 10_000),
+    sessionIdleTimeoutMs: whole(env, "SVC_SESSION_IDLE_TIMEOUT_SECONDS", 86_400, 60, 30 * 86_400) * 1000,
+    maxSessionsPerUser: whole(env, "SVC_MAX_SESSIONS_PER_USER", 64, 1, 100_000),
+    maxInFlightPerUser,
+    maxStreamsPerUser: whole(env, "SVC_MAX_STREAMS_PER_USER", 16, 1, 100_000),
     configPollMs: number(env, "SVC_CONFIG_POLL_SECONDS", 5, 0, 3600) * 1000,
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
     allowAnonymous: allowAnonymous(env),

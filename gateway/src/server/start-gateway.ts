@@ -10,12 +10,14 @@ import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { RateLimiter } from "../limits/rate-limiter.ts";
 import { ReplayGuard } from "../limits/replay-guard.ts";
+import { UserLoad } from "../limits/user-load.ts";
 import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
+import { SessionRegistry } from "../sessions/session-registry.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import type { ConfigSnapshot } from "./config-snapshot.ts";
@@ -97,7 +99,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const port = listenPort(options, env);
 
   const metrics = new GatewayMetrics();
-  const pools = new UpstreamPools({ connections: settings.upstreamConnections, keepAliveTimeoutMs: 60_000 });
+  const pools = new UpstreamPools({
+    connections: settings.upstreamConnections,
+    streamConnections: settings.upstreamStreamConnections,
+    keepAliveTimeoutMs: 60_000,
+  });
   const streams = new OpenStreams(metrics);
   const kv: KvStore = createKvStore(env, {
     onBreakerChange: (state, lastError) =>
@@ -119,7 +125,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const app = createGatewayApp({
     currentConfig,
     rateLimiter: new RateLimiter(kv),
-    replayGuard: new ReplayGuard(kv),
+    replayGuard: new ReplayGuard(kv, { sessionTtlMs: settings.sessionIdleTimeoutMs }),
+    sessions: new SessionRegistry(kv, {
+      idleTtlMs: settings.sessionIdleTimeoutMs,
+      maxPerOwner: settings.maxSessionsPerUser,
+    }),
+    userLoad: new UserLoad({
+      maxInFlight: settings.maxInFlightPerUser,
+      maxStreams: settings.maxStreamsPerUser,
+    }),
+    maxBatchMessages: settings.maxBatchMessages,
     toolHints: new ToolHintsCache(),
     audit,
     pools,

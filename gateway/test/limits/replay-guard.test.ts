@@ -1,19 +1,25 @@
 import { describe, expect, test } from "vitest";
 import { MemoryKvStore } from "../../src/kv/index.ts";
 import { ReplayGuard } from "../../src/limits/replay-guard.ts";
+import { sessionScope } from "../../src/sessions/session-registry.ts";
 
 describe("JSON-RPC request ids", () => {
+  const scope = (server: string, session: string, owner = "alice") => sessionScope(server, session, owner);
+
   test("an id is accepted once per session", async () => {
     const guard = new ReplayGuard(new MemoryKvStore());
-    expect(await guard.requestId("github", "session-1", 7)).toBe("first");
-    expect(await guard.requestId("github", "session-1", 7)).toBe("replay");
+    expect(await guard.requestId(scope("github", "session-1"), 7)).toBe("first");
+    expect(await guard.requestId(scope("github", "session-1"), 7)).toBe("replay");
   });
-  test("the same id in another session, another server, or as a string is a different request", async () => {
+  test("the same id in another session, another server, for another owner, or as a string is a different request", async () => {
     const guard = new ReplayGuard(new MemoryKvStore());
-    await guard.requestId("github", "session-1", 7);
-    expect(await guard.requestId("github", "session-2", 7)).toBe("first");
-    expect(await guard.requestId("jira", "session-1", 7)).toBe("first");
-    expect(await guard.requestId("github", "session-1", "7")).toBe("first");
+    await guard.requestId(scope("github", "session-1"), 7);
+    expect(await guard.requestId(scope("github", "session-2"), 7)).toBe("first");
+    expect(await guard.requestId(scope("jira", "session-1"), 7)).toBe("first");
+    expect(await guard.requestId(scope("github", "session-1"), "7")).toBe("first");
+    // Somebody presenting another user's session id cannot spend that user's ids.
+    expect(await guard.requestId(scope("github", "session-1", "mallory"), 8)).toBe("first");
+    expect(await guard.requestId(scope("github", "session-1"), 8)).toBe("first");
   });
 });
 
