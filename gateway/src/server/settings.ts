@@ -1,5 +1,6 @@
 // Operational settings read once from the environment at start (documented in docs/operations.md). Each bad
 // value is an error naming its variable, so a typo cannot silently become a default.
+import { forwardedRequestHeaders } from "../proxy/headers.ts";
 import { parseAllowedOrigins } from "../proxy/origin-guard.ts";
 
 export interface GatewaySettings {
@@ -14,6 +15,8 @@ export interface GatewaySettings {
   allowAnonymous: boolean;
   /** SVC_PUBLIC_URL: the origin clients use (behind a proxy); else taken from each request's Host header. */
   publicUrl: string | undefined;
+  /** The client request headers upstreams receive: the built-in list plus SVC_FORWARD_REQUEST_HEADERS. */
+  forwardRequestHeaders: ReadonlySet<string>;
 }
 
 export class SettingsError extends Error {
@@ -56,6 +59,15 @@ function publicUrl(env: Record<string, string | undefined>): string | undefined 
   );
 }
 
+function forwardRequestHeaders(env: Record<string, string | undefined>): ReadonlySet<string> {
+  const names = (env.SVC_FORWARD_REQUEST_HEADERS ?? "").split(",").filter((name) => name.trim() !== "");
+  try {
+    return forwardedRequestHeaders(names);
+  } catch (error) {
+    throw new SettingsError(`SVC_FORWARD_REQUEST_HEADERS: ${(error as Error).message}`);
+  }
+}
+
 export function readSettings(env: Record<string, string | undefined>): GatewaySettings {
   return {
     drainDelayMs: number(env, "SVC_DRAIN_DELAY_SECONDS", 5, 0, 600) * 1000,
@@ -67,5 +79,6 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
     allowAnonymous: allowAnonymous(env),
     publicUrl: publicUrl(env),
+    forwardRequestHeaders: forwardRequestHeaders(env),
   };
 }
