@@ -38,6 +38,9 @@ export const GATEWAY_ERROR_CODES = {
   upstream_failed: { status: 502, rpcCode: -32002 },
   upstream_stream_aborted: { status: 502, rpcCode: -32002 },
   upstream_auth_required: { status: 502, rpcCode: -32001 },
+  // The upstream refused the gateway's request (403). Answered by the gateway, without the upstream's body or
+  // challenge: the client is refused too, but must not be sent to re-authorise wherever the upstream says.
+  upstream_forbidden: { status: 403, rpcCode: -32001 },
   upstream_api_key_missing: { status: 502, rpcCode: -32001 },
   upstream_timeout: { status: 504, rpcCode: -32003 },
   // The client gave up before the answer (nginx's 499); nobody reads this answer, it is for logs and metrics.

@@ -43,6 +43,8 @@ export interface McpPipelineDeps extends LimitDeps {
   upstreamTimeoutMs: number;
   /** SVC_PUBLIC_URL's origin; undefined = the request's Host header names the gateway. */
   publicUrl: string | undefined;
+  /** Client request headers upstreams receive (SVC_FORWARD_REQUEST_HEADERS extends the built-in list). */
+  forwardRequestHeaders: ReadonlySet<string>;
   /** Tool annotations per server, learnt from tools/list results (capability RBAC defaults need them). */
   toolHints: ToolHintsCache;
   /** This process's audit trail (step 9). */

@@ -9,7 +9,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
 import { apiKeyVariable, type UpstreamRoute } from "../server/config-snapshot.ts";
 import type { GatewayMetrics, UpstreamErrorKind } from "../server/metrics.ts";
-import { downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
+import { downstreamResponseHeaders, isIdentityEncoding, upstreamRequestHeaders } from "./headers.ts";
 import type { OpenStreams } from "./open-streams.ts";
 import { relaySse, type SseEventInspector, type SseRelay } from "./sse-relay.ts";
 import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
@@ -51,6 +51,10 @@ export interface ForwardDeps {
   streams: OpenStreams;
   logger: Logger;
   inspectSseEvent?: SseEventInspector;
+  /** SVC_PUBLIC_URL's origin: the X-Forwarded-Proto and -Host the upstream gets; else the request's Host. */
+  publicUrl: string | undefined;
+  /** Client request headers the upstream may see (proxy/headers.ts, SVC_FORWARD_REQUEST_HEADERS). */
+  forwardRequestHeaders: ReadonlySet<string>;
 }
 
 const CONNECT_ERRORS = new Set([
@@ -103,15 +107,47 @@ function authRequiredMessage(route: UpstreamRoute): string {
   }
 }
 
+/**
+ * Statuses that never reach the client as the upstream sent them. 401 and 403 concern the gateway's access to the
+ * upstream, not the client's to the gateway: passed on, their challenge (WWW-Authenticate) would send the client's
+ * OAuth flow wherever the upstream points. 5xx is the upstream failing. Every other status (400, 404 for an
+ * expired session, 405, 429...) is part of the MCP transport and passes, with the allow-listed headers only.
+ */
+function isRejectedStatus(status: number): boolean {
+  return status === 401 || status === 403 || status >= 500;
+}
+
 function rejectStatus(route: UpstreamRoute, status: number, metrics: GatewayMetrics): GatewayError {
-  const kind: UpstreamErrorKind = status === 401 ? "auth_required" : "status";
+  const kind: UpstreamErrorKind = status === 401 ? "auth_required" : status === 403 ? "forbidden" : "status";
   metrics.recordUpstreamError(route.name, kind);
   if (status === 401) {
     return new GatewayError("upstream_auth_required", authRequiredMessage(route), { server: route.name });
   }
+  if (status === 403) {
+    return new GatewayError(
+      "upstream_forbidden",
+      `Upstream server '${route.name}' refused the request (it answered HTTP 403)`,
+      { server: route.name },
+    );
+  }
   return new GatewayError("upstream_failed", `Upstream server '${route.name}' failed with HTTP ${status}`, {
     server: route.name,
   });
+}
+
+function compressedAnswer(
+  route: UpstreamRoute,
+  encoding: string | string[],
+  metrics: GatewayMetrics,
+): GatewayError {
+  metrics.recordUpstreamError(route.name, "content_encoding");
+  const named = Array.isArray(encoding) ? encoding.join(", ") : encoding;
+  return new GatewayError(
+    "upstream_failed",
+    `Upstream server '${route.name}' answered with Content-Encoding '${named.slice(0, 64)}'; the gateway asks ` +
+      "for identity and does not relay an answer it cannot read",
+    { server: route.name },
+  );
 }
 
 export async function forward(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
@@ -133,11 +169,13 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     request.client.once("close", release);
   }
   const exchange = new UpstreamExchange(request.client);
-  const upstreamHeaders = upstreamRequestHeaders(
-    request.incomingHeaders,
-    request.requestId,
-    route.authHeaders,
-  );
+  const upstreamHeaders = upstreamRequestHeaders(request.incomingHeaders, {
+    requestId: request.requestId,
+    allowed: deps.forwardRequestHeaders,
+    clientAddress: request.client.req.socket.remoteAddress,
+    publicUrl: deps.publicUrl,
+    auth: route.authHeaders,
+  });
   deps.pools.pool(route.origin, stream ? "stream" : "call").dispatch(
     {
       method: request.method,
@@ -170,9 +208,14 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   }
 
   const status = head.statusCode;
-  if (status === 401 || status >= 500) {
+  if (isRejectedStatus(status)) {
     exchange.discard();
     throw rejectStatus(route, status, deps.metrics);
+  }
+  const encoding = head.headers["content-encoding"];
+  if (encoding !== undefined && !isIdentityEncoding(encoding)) {
+    exchange.abort(); // a compressed body is of no use to anyone: the connection is not worth keeping
+    throw compressedAnswer(route, encoding, deps.metrics);
   }
   const issued = head.headers["mcp-session-id"];
   if (

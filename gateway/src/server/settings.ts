@@ -1,5 +1,6 @@
 // Operational settings read once from the environment at start (documented in docs/operations.md). Each bad
 // value is an error naming its variable, so a typo cannot silently become a default.
+import { forwardedRequestHeaders } from "../proxy/headers.ts";
 import { parseAllowedOrigins } from "../proxy/origin-guard.ts";
 
 export interface GatewaySettings {
@@ -26,6 +27,8 @@ export interface GatewaySettings {
   allowAnonymous: boolean;
   /** SVC_PUBLIC_URL: the origin clients use (behind a proxy); else taken from each request's Host header. */
   publicUrl: string | undefined;
+  /** The client request headers upstreams receive: the built-in list plus SVC_FORWARD_REQUEST_HEADERS. */
+  forwardRequestHeaders: ReadonlySet<string>;
 }
 
 export class SettingsError extends Error {
@@ -80,6 +83,15 @@ function whole(
   return value;
 }
 
+function forwardRequestHeaders(env: Record<string, string | undefined>): ReadonlySet<string> {
+  const names = (env.SVC_FORWARD_REQUEST_HEADERS ?? "").split(",").filter((name) => name.trim() !== "");
+  try {
+    return forwardedRequestHeaders(names);
+  } catch (error) {
+    throw new SettingsError(`SVC_FORWARD_REQUEST_HEADERS: ${(error as Error).message}`);
+  }
+}
+
 export function readSettings(env: Record<string, string | undefined>): GatewaySettings {
   const upstreamConnections = Math.floor(number(env, "SVC_UPSTREAM_CONNECTIONS", 128, 1, 10_000));
   const maxInFlightPerUser = whole(env, "SVC_MAX_INFLIGHT_PER_USER", 32, 1, 10_000);
@@ -105,5 +117,6 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
     allowAnonymous: allowAnonymous(env),
     publicUrl: publicUrl(env),
+    forwardRequestHeaders: forwardRequestHeaders(env),
   };
 }

@@ -145,6 +145,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     maxBodyBytes: settings.maxBodyBytes,
     upstreamTimeoutMs: settings.upstreamTimeoutMs,
     publicUrl: settings.publicUrl,
+    forwardRequestHeaders: settings.forwardRequestHeaders,
     health: () =>
       healthAnswer({
         kv: kv.status(),

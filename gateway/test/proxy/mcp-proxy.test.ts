@@ -66,7 +66,7 @@ describe.each([
 
   test("carries MCP headers both ways, never the client's credentials", async () => {
     const { client, transport } = await connectClient(endpoint, {
-      headers: { authorization: "Bearer client-token-123", cookie: "gw=1", "x-custom": "kept" },
+      headers: { authorization: "Bearer client-token-123", cookie: "gw=1", "x-custom": "dropped" },
     });
     const result = await client.callTool({ name: "headers", arguments: {} });
     const seen = JSON.parse((result.content as Array<{ text: string }>)[0]?.text ?? "{}") as Record<
@@ -77,7 +77,7 @@ describe.each([
     expect(seen["mcp-protocol-version"]).toBe(transport.protocolVersion);
     expect(seen.accept).toContain("text/event-stream");
     expect(seen["content-type"]).toBe("application/json");
-    expect(seen["x-custom"]).toBe("kept");
+    expect(seen["x-custom"]).toBeUndefined(); // not on the request allow-list (SVC_FORWARD_REQUEST_HEADERS)
     expect(seen["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     expect(seen.authorization).toBeUndefined();
     expect(seen.cookie).toBeUndefined();
