@@ -7,7 +7,12 @@ import type { AuditLog } from "../audit/audit-log.ts";
 import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
-import { authenticate, rejectionReasonOf } from "../identity/authenticate.ts";
+import {
+  type AuthRequest,
+  authenticate,
+  rejectionReasonOf,
+  requireServerProvider,
+} from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
@@ -105,7 +110,7 @@ async function runPipeline(
     //    (proxy/headers.ts): the client's token never goes upstream.
     const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
     const dpop = incoming.headers.dpop;
-    const authenticated = await authenticate(snapshot.auth, {
+    const authRequest: AuthRequest = {
       authorization: incoming.headers.authorization,
       dpop: typeof dpop === "string" ? dpop : undefined,
       method: httpMethod,
@@ -113,8 +118,11 @@ async function runPipeline(
       baseUrl,
       server,
       verifyUnboundProof: snapshot.replayProtection,
-    });
+    };
+    const authenticated = await authenticate(snapshot.auth, authRequest);
     principal = authenticated.principal;
+    // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
+    requireServerProvider(route.server.idp, authenticated, authRequest);
 
     // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
     //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
