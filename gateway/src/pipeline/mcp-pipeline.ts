@@ -221,6 +221,7 @@ async function runPipeline(
   deps.metrics.recordRequest(server, label, status, seconds);
   recordAudit(deps.audit, {
     requestId,
+    source: incoming.socket.remoteAddress,
     server,
     // The real method for the record (bounded: it is client input), the HTTP method when there is none.
     method: typeof method === "string" ? method.slice(0, 200) : httpMethod,
