@@ -10,7 +10,7 @@ export type AuditKind =
   | "events_dropped";
 
 /**
- * One audit event (the documented schema, gateway/docs/audit.md). Fields that do not apply are null, never
+ * One audit event (the documented schema, gateway/docs/access.md, "Audit trail"). Fields that do not apply are null, never
  * absent, so every line has the same shape for the search index and SIEM tables.
  */
 export interface AuditEvent {
@@ -19,6 +19,8 @@ export interface AuditEvent {
   kind: AuditKind;
   request_id: string | null;
   gateway: string;
+  /** The client's socket address (the TCP peer; X-Forwarded-For is client input and not trusted). */
+  source: string | null;
   server: string | null;
   /** JSON-RPC method, or the HTTP method when the request never got parsed. */
   method: string | null;
@@ -32,6 +34,11 @@ export interface AuditEvent {
   /** HTTP status returned to the client. */
   status: number | null;
   latency_ms: number | null;
+  /**
+   * How many occurrences this event stands for: on `authentication_failed` (aggregated, failure-aggregator.ts) and
+   * `events_dropped`; null on events that stand for one decision.
+   */
+  count: number | null;
 }
 
 /** An event as written: chained to the previous one of the same gateway instance. */
@@ -57,6 +64,7 @@ export function completeEvent(input: AuditEventInput, gateway: string, now: Date
     kind: input.kind,
     request_id: input.request_id ?? null,
     gateway: input.gateway ?? gateway,
+    source: input.source ?? null,
     server: input.server ?? null,
     method: input.method ?? null,
     capability: input.capability ?? null,
@@ -67,5 +75,6 @@ export function completeEvent(input: AuditEventInput, gateway: string, now: Date
     reason: input.reason ?? null,
     status: input.status ?? null,
     latency_ms: input.latency_ms ?? null,
+    count: input.count ?? null,
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type AuditEventInput, type ChainedAuditEvent, completeEvent } from "./audit-event.ts";
+import { FailureAggregator, type FailureAggregatorOptions, type FailureEvent } from "./failure-aggregator.ts";
 import { HashChain } from "./hash-chain.ts";
 
 /** Where chained events go: stdout by default; search-index, OTLP and SIEM exporters plug in here later. */
@@ -17,6 +18,8 @@ export interface AuditLogOptions {
   retryDelayMs?: number;
   instance?: string;
   onSinkError?: (error: unknown) => void;
+  /** How authentication failures are aggregated (failure-aggregator.ts); the defaults are the documented ones. */
+  failures?: FailureAggregatorOptions;
 }
 
 /**
@@ -27,8 +30,9 @@ export interface AuditLogOptions {
 export class AuditLog {
   readonly #queue: AuditEventInput[] = [];
   readonly #chain: HashChain;
-  readonly #options: Required<Omit<AuditLogOptions, "instance" | "onSinkError">> &
+  readonly #options: Required<Omit<AuditLogOptions, "instance" | "onSinkError" | "failures">> &
     Pick<AuditLogOptions, "onSinkError">;
+  readonly #failures: FailureAggregator;
   #dropped = 0;
   #droppedTotal = 0;
   #flushing: Promise<void> | undefined;
@@ -37,6 +41,7 @@ export class AuditLog {
   constructor(options: AuditLogOptions) {
     this.#chain = new HashChain(options.instance ?? randomUUID());
     this.#options = { capacity: 10_000, batchSize: 256, retryDelayMs: 200, ...options };
+    this.#failures = new FailureAggregator((event) => this.record(event), options.failures);
   }
 
   get instance(): string {
@@ -58,8 +63,20 @@ export class AuditLog {
     this.#flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
   }
 
-  /** Resolves when everything recorded so far has been written (shutdown waits on it). */
+  /**
+   * A 401 (`authentication_failed`): aggregated per source, server and reason, because anyone can send them
+   * for free (failure-aggregator.ts).
+   */
+  recordAuthenticationFailure(event: FailureEvent): void {
+    this.#failures.add(event);
+  }
+
+  /**
+   * Resolves when everything recorded so far has been written (shutdown waits on it), the authentication failures
+   * counted in the open aggregation window included: that window is closed now.
+   */
   async drain(): Promise<void> {
+    this.#failures.flush();
     while (this.#flushing !== undefined) await this.#flushing;
   }
 
@@ -90,6 +107,7 @@ export class AuditLog {
       inputs.push({
         kind: "events_dropped",
         reason: `${this.#dropped} audit events dropped: the queue was full`,
+        count: this.#dropped,
       });
       this.#dropped = 0;
     }

@@ -70,6 +70,8 @@ export interface Authenticated {
   principal: Principal;
   /** The DPoP proof verified for this request, if one was (for replay protection to spend its jti). */
   proof: DpopProof | undefined;
+  /** How the token was presented (undefined in anonymous mode), for the challenge of a later refusal. */
+  scheme: AuthScheme | undefined;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function authenticate(mode: AuthMode, request: AuthRequest): Promis
     if (mode.kind === "anonymous") {
       // Still refuse a token in the URL: it is in some log now, and the client should learn that.
       if (url.searchParams.has("access_token")) accessTokenOf(request.authorization, url);
-      return { principal: ANONYMOUS_PRINCIPAL, proof: await unboundProof(request) };
+      return { principal: ANONYMOUS_PRINCIPAL, proof: await unboundProof(request), scheme: undefined };
     }
     const credentials = accessTokenOf(request.authorization, url);
     scheme = credentials.scheme;
@@ -101,13 +103,33 @@ export async function authenticate(mode: AuthMode, request: AuthRequest): Promis
           "the token is not DPoP-bound (no cnf.jkt); send it as Authorization: Bearer",
         );
       }
-      return { principal, proof: await unboundProof(request) };
+      return { principal, proof: await unboundProof(request), scheme };
     }
-    return { principal, proof: await bindingProof(request, credentials, principal.dpopJkt) };
+    return { principal, proof: await bindingProof(request, credentials, principal.dpopJkt), scheme };
   } catch (error) {
     if (!(error instanceof TokenRejected)) throw error;
     throw unauthorized(error, request, scheme);
   }
+}
+
+/**
+ * A server that names an identity provider (`idp`) admits only that provider's tokens: its RBAC groups are that
+ * provider's groups, and another provider's `staff` is somebody else's staff. A server without `idp` admits a token
+ * from any configured provider. Refused → the same 401 as any invalid token; the challenge's resource_metadata is
+ * the server's own, which lists only its provider. Runs after `authenticate`, so the refused caller (verified, just
+ * not for this server) is on the log and audit record.
+ */
+export function requireServerProvider(
+  idp: string | undefined,
+  authenticated: Authenticated,
+  request: AuthRequest,
+): void {
+  if (idp === undefined || authenticated.principal.idp === idp) return;
+  const rejection = new TokenRejected(
+    "wrong_provider",
+    "the token is issued by another identity provider than this server's (see resource_metadata)",
+  );
+  throw unauthorized(rejection, request, authenticated.scheme);
 }
 
 /** The proof that a DPoP-bound token is presented by the holder of its key (RFC 9449 sections 4.3 and 7.1). */

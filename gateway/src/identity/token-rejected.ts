@@ -14,6 +14,8 @@ export type RejectionReason =
   | "not_yet_valid"
   | "wrong_audience"
   | "missing_claim"
+  /** A valid token from another identity provider than the one the server names (`idp`). */
+  | "wrong_provider"
   | "jwks_unavailable"
   /** The token is bound (cnf) by a method other than a DPoP key thumbprint: a binding the gateway cannot check. */
   | "unsupported_binding"

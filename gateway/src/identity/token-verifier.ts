@@ -100,6 +100,14 @@ export class TokenVerifier {
     } catch (error) {
       throw rejectionFor(error);
     }
+    // jose refuses a future nbf but, without maxTokenAge, not a future iat: a token issued later than now (beyond
+    // the clock tolerance) comes from a clock that cannot be trusted, or was minted to be valid later.
+    if (typeof payload.iat === "number" && payload.iat > nowSeconds + this.#clockTolerance) {
+      throw new TokenRejected(
+        "not_yet_valid",
+        `the token is issued in the future (iat), beyond the ${this.#clockTolerance} s clock tolerance`,
+      );
+    }
     if (typeof payload.sub !== "string" || payload.sub === "") {
       throw new TokenRejected("missing_claim", 'the token has no "sub" claim');
     }

@@ -10,6 +10,8 @@ import type { RbacDecision } from "../rbac/decide.ts";
 /** What the pipeline learnt about one request, filled in as it goes. */
 export interface AuditFacts {
   requestId: string;
+  /** The client's socket address (the TCP peer), as Node reports it. */
+  source: string | undefined;
   server: string;
   method: string;
   principal?: Principal;
@@ -35,10 +37,17 @@ function kindOfFailure(code: GatewayErrorCode): AuditKind | undefined {
   return undefined;
 }
 
+/** An IPv4 client of a dual-stack listener appears as `::ffff:a.b.c.d`; the record names it `a.b.c.d`. */
+function sourceAddress(address: string | undefined): string | null {
+  if (address === undefined) return null;
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
 export function recordAudit(audit: AuditLog, facts: AuditFacts): void {
   const who = facts.principal;
   const base: Omit<AuditEventInput, "kind"> = {
     request_id: facts.requestId,
+    source: sourceAddress(facts.source),
     server: facts.server === "" ? null : facts.server,
     method: facts.method,
     subject: who?.sub ?? null,
@@ -58,15 +67,17 @@ export function recordAudit(audit: AuditLog, facts: AuditFacts): void {
   if (facts.failure !== undefined) {
     const kind = kindOfFailure(facts.failure);
     if (kind === undefined) return; // not a decision (404, 413, …): the access log has it
-    audit.record({
+    const event = {
       ...base,
-      kind,
       capability,
-      decision: kind === "upstream_error" ? null : "deny",
+      decision: kind === "upstream_error" ? null : ("deny" as const),
       reason: facts.authFailure ?? facts.failureMessage ?? facts.failure,
       status: facts.status,
       latency_ms: facts.latencyMs,
-    });
+    };
+    // Anyone can send a junk token for free: those are aggregated rather than one event each.
+    if (kind === "authentication_failed") audit.recordAuthenticationFailure(event);
+    else audit.record({ ...event, kind });
     return;
   }
   // Refused by capability RBAC (a JSON-RPC error with HTTP 200) is on record through its rbac_decision.

@@ -7,7 +7,12 @@ import type { AuditLog } from "../audit/audit-log.ts";
 import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
-import { authenticate, rejectionReasonOf } from "../identity/authenticate.ts";
+import {
+  type AuthRequest,
+  authenticate,
+  rejectionReasonOf,
+  requireServerProvider,
+} from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
 import { principalKey } from "../identity/principal-key.ts";
 import type { UserLoad } from "../limits/user-load.ts";
@@ -117,7 +122,7 @@ async function runPipeline(
     //    (proxy/headers.ts): the client's token never goes upstream.
     const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
     const dpop = incoming.headers.dpop;
-    const authenticated = await authenticate(snapshot.auth, {
+    const authRequest: AuthRequest = {
       authorization: incoming.headers.authorization,
       dpop: typeof dpop === "string" ? dpop : undefined,
       method: httpMethod,
@@ -125,9 +130,12 @@ async function runPipeline(
       baseUrl,
       server,
       verifyUnboundProof: snapshot.replayProtection,
-    });
+    };
+    const authenticated = await authenticate(snapshot.auth, authRequest);
     const caller = authenticated.principal;
     principal = caller;
+    // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
+    requireServerProvider(route.server.idp, authenticated, authRequest);
 
     // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
     //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
@@ -260,6 +268,7 @@ async function runPipeline(
   deps.metrics.recordRequest(server, label, status, seconds);
   recordAudit(deps.audit, {
     requestId,
+    source: incoming.socket.remoteAddress,
     server,
     // The real method for the record (bounded: it is client input), the HTTP method when there is none.
     method: typeof method === "string" ? method.slice(0, 200) : httpMethod,

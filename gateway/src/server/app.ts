@@ -7,6 +7,8 @@ import { errorResponse } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
+import { corsResponseHeaders } from "../proxy/cors.ts";
+import { checkOrigin } from "../proxy/origin-guard.ts";
 import type { EndpointAnswer } from "./health.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
@@ -16,13 +18,14 @@ export interface GatewayAppDeps extends McpPipelineDeps {
   readiness: () => EndpointAnswer;
 }
 
-function json(answer: EndpointAnswer): Response {
+function json(answer: EndpointAnswer, extraHeaders?: Record<string, string>): Response {
   return new Response(JSON.stringify(answer.body), {
     status: answer.status,
     headers: {
       "content-type": "application/json",
       "cache-control": "no-store",
       "x-request-id": randomUUID(),
+      ...extraHeaders,
     },
   });
 }
@@ -41,22 +44,30 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
   // RFC 9728 protected-resource metadata: where an MCP client learns which authorization servers issue tokens
   // for us. The path-scoped form is what the 401 challenge's resource_metadata points at.
   const metadata = (c: Context<{ Bindings: HttpBindings }>, server?: string): Response => {
+    // The Origin/Host guard of /{server}/mcp, first here too: without SVC_PUBLIC_URL the answer's URLs come from
+    // Host, and a rebound page must neither get metadata naming its own domain nor learn which servers exist.
+    const origin = c.req.header("origin");
+    const refusal = checkOrigin(deps.originPolicy, origin, c.req.header("host"));
+    if (refusal !== undefined) return errorResponse(refusal, { requestId: randomUUID() });
+    const cors = origin === undefined ? undefined : corsResponseHeaders(origin);
     const snapshot = deps.currentConfig();
     if (snapshot === undefined) {
       return errorResponse(new GatewayError("not_ready", "The gateway is starting; try again shortly"), {
         requestId: randomUUID(),
+        cors,
       });
     }
     if (server !== undefined && !snapshot.routes.get(server)?.enabled) {
       return errorResponse(new GatewayError("server_not_found", `No MCP server named '${server}'`), {
         requestId: randomUUID(),
+        cors,
       });
     }
     const base = deps.publicUrl ?? `http://${c.req.header("host") ?? "localhost"}`;
-    return json({
-      status: 200,
-      body: { ...protectedResourceMetadata(snapshot.loaded.config, base, server) },
-    });
+    return json(
+      { status: 200, body: { ...protectedResourceMetadata(snapshot.loaded.config, base, server) } },
+      cors,
+    );
   };
   app.get("/.well-known/oauth-protected-resource", (c) => metadata(c));
   app.get("/.well-known/oauth-protected-resource/:server/mcp", (c) => metadata(c, c.req.param("server")));

@@ -47,6 +47,7 @@ describe("the audit log", () => {
         "kind",
         "request_id",
         "gateway",
+        "source",
         "server",
         "method",
         "capability",
@@ -57,6 +58,7 @@ describe("the audit log", () => {
         "reason",
         "status",
         "latency_ms",
+        "count",
         "instance",
         "seq",
         "prev_hash",
@@ -114,6 +116,7 @@ describe("the audit log", () => {
       "r1",
       "3 audit events dropped: the queue was full",
     ]);
+    expect(received.at(-1)).toMatchObject({ kind: "events_dropped", count: 3 });
     expect(log.droppedTotal).toBe(3);
   });
 });

@@ -86,6 +86,7 @@ describe("crafted tokens, signed with the provider's own key", () => {
   test.each([
     ["expired", { aud: AUDIENCE, exp: now() - 120 }],
     ["not_yet_valid", { aud: AUDIENCE, nbf: now() + 120 }],
+    ["not_yet_valid", { aud: AUDIENCE, iat: now() + 120 }],
     ["untrusted_issuer", { aud: AUDIENCE, iss: "https://evil.example.com" }],
     ["wrong_audience", { aud: "https://other.test" }],
     ["wrong_audience", { aud: undefined }],
@@ -93,6 +94,11 @@ describe("crafted tokens, signed with the provider's own key", () => {
     ["missing_claim", { aud: AUDIENCE, sub: undefined }],
   ])("%s: %j", async (reason, payload) => {
     expect(await rejection(verifier(), await idp.sign(payload as Record<string, unknown>))).toBe(reason);
+  });
+
+  test("within the clock tolerance, a token issued a little in the future (iat, nbf) still passes", async () => {
+    const token = await idp.sign({ aud: AUDIENCE, iat: now() + 5, nbf: now() + 5 });
+    expect((await verifier().verify(token)).sub).toBe("crafted-subject");
   });
 
   test("within the clock tolerance, a just-expired token still passes", async () => {

@@ -13,8 +13,15 @@ export function identityProvidersYaml(
   idp: Pick<TestIdentityProvider, "issuer" | "jwksUri">,
   { name = "test-idp", audience = AUDIENCE }: { name?: string; audience?: string } = {},
 ): string {
+  return `identity_providers:\n${identityProviderEntryYaml(idp, { name, audience })}`;
+}
+
+/** One entry of the `identity_providers:` list, for configs that trust several providers. */
+export function identityProviderEntryYaml(
+  idp: Pick<TestIdentityProvider, "issuer" | "jwksUri">,
+  { name, audience = AUDIENCE }: { name: string; audience?: string },
+): string {
   return [
-    "identity_providers:",
     `  - name: ${name}`,
     "    type: hosted_idp",
     `    issuer: ${JSON.stringify(idp.issuer)}`,
