@@ -246,6 +246,7 @@ async function runPipeline(
         extraHeaders,
         transformJson: answerPolicy?.json,
         inspectSseEvent: answerPolicy?.sse,
+        user: owner,
         admitSession: (issued) => admitSession(deps, caller, owner, server, issued),
       },
       deps,

@@ -11,6 +11,7 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import { ANONYMOUS_PRINCIPAL } from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { UserLoad } from "../limits/user-load.ts";
+import { onResponseClosed } from "../proxy/on-response-closed.ts";
 import type { GatewayMetrics } from "../server/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
 
@@ -41,7 +42,7 @@ export function holdUserSlot(
       { headers: { "retry-after": "1" } },
     );
   }
-  client.once("close", release);
+  onResponseClosed(client, release);
 }
 
 /** A presented Mcp-Session-Id must be the caller's: 404 otherwise, 503 when ownership cannot be checked. */

@@ -10,6 +10,7 @@ import type { Logger } from "../log/logger.ts";
 import { apiKeyVariable, type UpstreamRoute } from "../server/config-snapshot.ts";
 import type { GatewayMetrics, UpstreamErrorKind } from "../server/metrics.ts";
 import { downstreamResponseHeaders, isIdentityEncoding, upstreamRequestHeaders } from "./headers.ts";
+import { onResponseClosed } from "./on-response-closed.ts";
 import type { OpenStreams } from "./open-streams.ts";
 import { relaySse, type SseEventInspector, type SseRelay } from "./sse-relay.ts";
 import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
@@ -38,6 +39,8 @@ export interface ForwardRequest {
   /** Per-request response policy (RBAC list filtering): a JSON answer's bytes, and each SSE event. */
   transformJson?: (bytes: Buffer) => Buffer;
   inspectSseEvent?: SseEventInspector;
+  /** The caller's principalKey: calls waiting for a connection to the upstream are served user by user. */
+  user: string;
   /**
    * Called when the upstream issues a new Mcp-Session-Id, before the client can see it (session ownership). A
    * rejection refuses the answer: the upstream session is ended again and the client gets the error instead.
@@ -166,7 +169,11 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
       );
     }
     // The client's response closes when the stream ends for any reason (or when a non-stream answer is sent).
-    request.client.once("close", release);
+    onResponseClosed(request.client, release);
+  } else {
+    const release =
+      deps.pools.callShare(route.origin).tryAcquire() ?? (await waitForConnection(request, deps));
+    onResponseClosed(request.client, release);
   }
   const exchange = new UpstreamExchange(request.client);
   const upstreamHeaders = upstreamRequestHeaders(request.incomingHeaders, {
@@ -264,6 +271,46 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   }
   if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = request.transformJson(bytes);
   return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
+}
+
+/**
+ * Every call connection to the upstream is busy: wait for this user's turn (fair-share.ts), at most the upstream
+ * timeout, and not at all once the client has gone. The slow path only, so the signal costs nothing when a
+ * connection is free.
+ */
+async function waitForConnection(request: ForwardRequest, deps: ForwardDeps): Promise<() => void> {
+  const { route, client } = request;
+  if (client.closed) {
+    throw new GatewayError("client_closed_request", "Client closed the request before it was forwarded", {
+      server: route.name,
+    });
+  }
+  const abandon = new AbortController();
+  const onClose = (): void =>
+    abandon.abort(
+      new GatewayError(
+        "client_closed_request",
+        "Client closed the request while it waited for an upstream connection",
+        { server: route.name },
+      ),
+    );
+  client.once("close", onClose);
+  const timer = setTimeout(() => {
+    deps.metrics.recordUpstreamError(route.name, "timeout");
+    abandon.abort(
+      new GatewayError(
+        "upstream_timeout",
+        `No connection to upstream server '${route.name}' came free in time (SVC_UPSTREAM_CONNECTIONS are all busy)`,
+        { server: route.name },
+      ),
+    );
+  }, request.timeoutMs);
+  try {
+    return await deps.pools.callShare(route.origin).wait(request.user, abandon.signal);
+  } finally {
+    clearTimeout(timer);
+    client.off("close", onClose);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 // answer. Streams also have a budget per origin: past it a new stream is refused at once instead of waiting in
 // undici's queue for a connection that may not free up for hours.
 import { Pool } from "undici";
+import { FairShare } from "./fair-share.ts";
 
 export interface UpstreamPoolOptions {
   /** Max connections per upstream origin for calls. */
@@ -20,6 +21,8 @@ export type PoolKind = "call" | "stream";
 export class UpstreamPools {
   readonly #pools = new Map<string, Pool>();
   readonly #streamPools = new Map<string, Pool>();
+  /** Each origin's call connections, handed out fairly between users. */
+  readonly #callShares = new Map<string, FairShare>();
   /** GET streams open per origin, against `streamConnections`. */
   readonly #openStreams = new Map<string, number>();
   readonly #options: UpstreamPoolOptions;
@@ -51,6 +54,16 @@ export class UpstreamPools {
     return pool;
   }
 
+  /** Who gets the origin's next free call connection (see fair-share.ts). */
+  callShare(origin: string): FairShare {
+    let share = this.#callShares.get(origin);
+    if (share === undefined) {
+      share = new FairShare(this.#options.connections);
+      this.#callShares.set(origin, share);
+    }
+    return share;
+  }
+
   /**
    * Takes one of the origin's stream connections; returns the function that gives it back (idempotent), or undefined
    * when every one is in use.
@@ -78,6 +91,8 @@ export class UpstreamPools {
         pool.close().catch(() => {});
       }
     }
+    // Calls still holding or waiting for a connection keep their share object until they finish.
+    for (const origin of this.#callShares.keys()) if (!origins.has(origin)) this.#callShares.delete(origin);
   }
 
   /** Graceful close: waits for in-flight requests. */
