@@ -27,6 +27,15 @@ export const GATEWAY_ERROR_CODES = {
   // Capability RBAC refuses a parsed call: HTTP 200 with the JSON-RPC error, so an MCP client reports it as the
   // call's error (a 403 would surface as a transport failure).
   capability_forbidden: { status: 200, rpcCode: -32043 },
+  // A name or URI no upstream should be handed (control or format characters, white space at an end, …), or with
+  // capability RBAC on a capability param that is missing: JSON-RPC's invalid params, HTTP 200 for the same reason.
+  invalid_params: { status: 200, rpcCode: -32602 },
+  // With capability RBAC on, a method the gateway does not know is not forwarded: it cannot tell what the method
+  // touches. -32601 (method not found) because through this gateway it does not exist; a permission code would send
+  // the caller looking for a group that does not help. A body of notifications only gets an HTTP error instead
+  // (Streamable HTTP: input the server cannot accept), as notifications are never answered in JSON-RPC.
+  unknown_method: { status: 200, rpcCode: -32601 },
+  unknown_notification: { status: 400, rpcCode: -32601 },
   rate_limited: { status: 429, rpcCode: -32029 },
   // A per-user cap on what is open at once (sessions, requests in flight, GET streams).
   user_capacity: { status: 429, rpcCode: -32029 },

@@ -22,7 +22,7 @@ import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
-import { type Capability, capabilityOfRequest } from "../rbac/capability.ts";
+import type { Capability } from "../rbac/capability.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../server/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../server/metrics.ts";
@@ -211,10 +211,7 @@ async function runPipeline(
     //    (2) and the method names (4). Then the response policy for step 8: list filtering and tool hints.
     let answerPolicy: ResponsePolicy | undefined;
     if (parsed !== undefined) {
-      const first = parsed.messages[0];
-      if (!parsed.batch && typeof first?.method === "string")
-        capability = capabilityOfRequest(first.method, first.params);
-      authorizeMessages(route.server, policy, principal, parsed.messages, deps.toolHints, onDecision);
+      capability = authorizeMessages(route.server, policy, principal, parsed, deps.toolHints, onDecision);
       answerPolicy = responsePolicy(route.server, policy, principal, parsed.messages, deps.toolHints);
       // Replay protection spends request ids only for messages that were admitted (step 3's after-parse half), in
       // the namespace of this session and its owner.

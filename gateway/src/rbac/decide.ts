@@ -1,6 +1,6 @@
-import type { GatewayPolicy, ServerConfig } from "../config/index.ts";
+import type { CapabilityOverride, GatewayPolicy, ServerConfig } from "../config/index.ts";
 import type { Capability } from "./capability.ts";
-import { matchingOverride } from "./patterns.ts";
+import { governingOverrides } from "./patterns.ts";
 
 /** A tool's annotations as its server lists them (MCP `ToolAnnotations`); only the hints RBAC uses. */
 export interface ToolHints {
@@ -21,9 +21,10 @@ const ALLOWED_BY_NO_RULE: RbacDecision = { allowed: true, rule: "none", reason: 
  * The one RBAC decision, used for calls and for list filtering alike. The server level decides first and a
  * capability level can only restrict further: an override never admits a user the server refuses.
  * - server (`rbac_enabled`): mode allow admits members of allowed_groups; mode deny refuses members of denied_groups.
- * - capability (`capability_rbac_enabled`, with a capability): the matching override (see matchingOverride); without
- *   one, for tools, the gateway's default groups by annotation (readOnlyHint → read_only, destructiveHint →
- *   destructive, else unspecified); an empty default list restricts nothing.
+ * - capability (`capability_rbac_enabled`, with a capability): the matching override (see governingOverrides);
+ *   without one, for tools, the gateway's default groups by annotation (readOnlyHint → read_only, destructiveHint →
+ *   destructive, else unspecified); an empty default list restricts nothing. Decided for every reading of the
+ *   capability's name (canonical-form.ts); admitted only when every reading is.
  */
 export function decide(
   server: ServerConfig,
@@ -42,7 +43,27 @@ export function decide(
       ? { allowed: true, rule: "server", reason: `server ${server.name}: admitted` }
       : ALLOWED_BY_NO_RULE;
   }
-  const override = matchingOverride(server.capability_overrides, capability);
+  // Every reading must admit (canonical-form.ts). The canonical reading comes first: its rule names an admission;
+  // a refusal by another reading says which one, so the log explains why the spelling was refused.
+  const governing = governingOverrides(server.capability_overrides, capability);
+  let admitted: RbacDecision | undefined;
+  for (const [i, { override, reading }] of governing.entries()) {
+    const decision = byCapabilityRule(override, capability, policy, groups, hints);
+    if (!decision.allowed)
+      return i === 0 ? decision : { ...decision, reason: `${decision.reason} (read ${reading})` };
+    admitted ??= decision;
+  }
+  return admitted ?? ALLOWED_BY_NO_RULE;
+}
+
+/** The capability level for one reading: its override, else (tools) the default groups by annotation. */
+function byCapabilityRule(
+  override: CapabilityOverride | undefined,
+  capability: Capability,
+  policy: GatewayPolicy,
+  groups: readonly string[],
+  hints: ToolHints | undefined,
+): RbacDecision {
   if (override !== undefined) {
     if (!override.rbac_enabled)
       return {

@@ -1,3 +1,4 @@
+import { textProblem } from "./canonical-form.ts";
 import type { Capability } from "./capability.ts";
 import type { ToolHints } from "./decide.ts";
 
@@ -19,7 +20,8 @@ export function isFilteredList(method: string): method is keyof typeof LISTS {
 /**
  * A list result without the items the caller may not use, so a user never sees what they cannot call.
  * Returns the same object when nothing was removed (the caller can then pass the original bytes through).
- * An item without a usable name is removed: what cannot be checked is not shown.
+ * An item without a usable name is removed: what cannot be checked is not shown, and a name a call would be refused
+ * for (control characters and the like, canonical-form.ts) cannot be called, so it is not shown either.
  */
 export function filterListResult(
   method: keyof typeof LISTS,
@@ -33,7 +35,7 @@ export function filterListResult(
   const kept = items.filter((item) => {
     const name =
       typeof item === "object" && item !== null ? (item as Record<string, unknown>)[key] : undefined;
-    if (typeof name !== "string") return false;
+    if (typeof name !== "string" || textProblem(key, name, kind) !== undefined) return false;
     const hints = kind === "tools" ? ((item as { annotations?: ToolHints }).annotations ?? {}) : undefined;
     return allowed({ kind, name }, hints);
   });

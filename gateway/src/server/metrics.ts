@@ -1,38 +1,21 @@
 // Prometheus text exposition, hand-written and small: counters, one gauge family and one histogram, each
 // keyed by a pre-joined label string so recording a request is a Map lookup and two additions.
+import { isClientMethod } from "../mcp/methods.ts";
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** MCP methods used as a label as they are; anything else is `other`, so clients cannot explode cardinality. */
-const KNOWN_METHODS = new Set([
+/**
+ * Label values besides the MCP methods a client sends (mcp/methods.ts): a batch, and the HTTP methods of requests
+ * without a JSON-RPC body. Anything else is `other`, so clients cannot explode the label's cardinality.
+ */
+const LABEL_ONLY = new Set([
   "batch",
   "GET", // the notification stream
   "DELETE", // session end
-  "initialize",
-  "ping",
-  "notifications/initialized",
-  "notifications/cancelled",
-  "notifications/progress",
-  "notifications/roots/list_changed",
-  "tools/list",
-  "tools/call",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "resources/subscribe",
-  "resources/unsubscribe",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "logging/setLevel",
-  "tasks/get",
-  "tasks/list",
-  "tasks/cancel",
-  "tasks/result",
 ]);
 
 export function methodLabel(method: unknown): string {
-  return typeof method === "string" && KNOWN_METHODS.has(method) ? method : "other";
+  return typeof method === "string" && (isClientMethod(method) || LABEL_ONLY.has(method)) ? method : "other";
 }
 
 function escapeLabel(value: string): string {

@@ -220,14 +220,40 @@ describe("list filtering uses the same decision", () => {
 });
 
 describe("capabilityOfRequest", () => {
+  const named = (kind: string, name: string, field: string) => ({
+    status: "named",
+    capability: { kind, name },
+    field,
+  });
   test.each([
-    ["tools/call", { name: "x", arguments: {} }, { kind: "tools", name: "x" }],
-    ["prompts/get", { name: "p" }, { kind: "prompts", name: "p" }],
-    ["resources/read", { uri: "file:///a" }, { kind: "resources", name: "file:///a" }],
-    ["resources/subscribe", { uri: "file:///a" }, { kind: "resources", name: "file:///a" }],
-    ["tools/call", {}, undefined],
-    ["initialize", {}, undefined],
-    ["tools/list", {}, undefined],
+    ["tools/call", { name: "x", arguments: {} }, named("tools", "x", "params.name")],
+    ["prompts/get", { name: "p" }, named("prompts", "p", "params.name")],
+    ["resources/read", { uri: "file:///a" }, named("resources", "file:///a", "params.uri")],
+    ["resources/subscribe", { uri: "file:///a" }, named("resources", "file:///a", "params.uri")],
+    ["resources/unsubscribe", { uri: "file:///a" }, named("resources", "file:///a", "params.uri")],
+    [
+      "completion/complete",
+      { ref: { type: "ref/prompt", name: "p" }, argument: { name: "a", value: "" } },
+      named("prompts", "p", "params.ref.name"),
+    ],
+    [
+      "completion/complete",
+      { ref: { type: "ref/resource", uri: "file:///{x}" }, argument: { name: "x", value: "" } },
+      named("resources", "file:///{x}", "params.ref.uri"),
+    ],
+    ["tools/call", {}, { status: "missing", problem: "tools/call: params.name is missing" }],
+    ["tools/call", { name: 7 }, { status: "missing", problem: "tools/call: params.name is not a string" }],
+    ["resources/read", { uri: "" }, { status: "missing", problem: "resources/read: params.uri is empty" }],
+    [
+      "completion/complete",
+      { ref: { type: "ref/other", name: "p" } },
+      {
+        status: "missing",
+        problem: 'completion/complete: params.ref.type must be "ref/prompt" or "ref/resource"',
+      },
+    ],
+    ["initialize", {}, { status: "none" }],
+    ["tools/list", {}, { status: "none" }],
   ])("%s %j", (method, params, expected) => {
     expect(capabilityOfRequest(method, params)).toEqual(expected);
   });
