@@ -30,6 +30,9 @@ export const GATEWAY_ERROR_CODES = {
   upstream_unreachable: { status: 502, rpcCode: -32002 },
   upstream_failed: { status: 502, rpcCode: -32002 },
   upstream_stream_aborted: { status: 502, rpcCode: -32002 },
+  // A JSON answer over SVC_MAX_UPSTREAM_RESPONSE_BYTES, or one SSE event over SVC_MAX_SSE_EVENT_BYTES (then as
+  // an error event on the stream: its 200 head has already gone out).
+  upstream_answer_too_large: { status: 502, rpcCode: -32002 },
   upstream_auth_required: { status: 502, rpcCode: -32001 },
   upstream_api_key_missing: { status: 502, rpcCode: -32001 },
   upstream_timeout: { status: 504, rpcCode: -32003 },

@@ -37,6 +37,9 @@ export interface McpPipelineDeps extends LimitDeps {
   originPolicy: OriginPolicy;
   maxBodyBytes: number;
   upstreamTimeoutMs: number;
+  /** Bounds on what an upstream may send (SVC_MAX_UPSTREAM_RESPONSE_BYTES, SVC_MAX_SSE_EVENT_BYTES), for forward. */
+  maxUpstreamResponseBytes: number;
+  maxSseEventBytes: number;
   /** SVC_PUBLIC_URL's origin; undefined = the request's Host header names the gateway. */
   publicUrl: string | undefined;
   /** Tool annotations per server, learnt from tools/list results (capability RBAC defaults need them). */

@@ -54,7 +54,13 @@ interface HistogramSeries {
 /** A KV-backed check the gateway let through unchecked because the store was unreachable (fail open). */
 export type UncheckedLimit = "rate_limit" | "replay" | "dpop";
 
-export type UpstreamErrorKind = "unreachable" | "timeout" | "status" | "stream_aborted" | "auth_required";
+export type UpstreamErrorKind =
+  | "unreachable"
+  | "timeout"
+  | "status"
+  | "stream_aborted"
+  | "auth_required"
+  | "too_large";
 
 export class GatewayMetrics {
   readonly #requests = new Map<string, number>();
@@ -173,7 +179,7 @@ export class GatewayMetrics {
     family(
       "svc_gateway_upstream_errors_total",
       "counter",
-      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required).",
+      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required, too_large).",
       this.#upstreamErrors,
     );
     family(

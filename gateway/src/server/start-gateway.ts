@@ -129,6 +129,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     originPolicy: { allowed: settings.allowedOrigins, loopbackBound: isLoopbackAddress(host) },
     maxBodyBytes: settings.maxBodyBytes,
     upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    maxUpstreamResponseBytes: settings.maxUpstreamResponseBytes,
+    maxSseEventBytes: settings.maxSseEventBytes,
     publicUrl: settings.publicUrl,
     health: () =>
       healthAnswer({
