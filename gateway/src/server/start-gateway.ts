@@ -197,6 +197,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await pools.destroy();
     await kv.close().catch(() => {});
     await auditTarget.close();
+    metrics.close();
     throw error;
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
@@ -242,6 +243,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // Everything recorded goes out before the process ends; bounded, so a broken sink cannot hold the exit.
     await Promise.race([audit.drain(), sleep(5000)]);
     await auditTarget.close();
+    metrics.close();
   };
 
   const drain = (): Promise<void> => {
