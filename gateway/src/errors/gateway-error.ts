@@ -46,6 +46,9 @@ export const GATEWAY_ERROR_CODES = {
   upstream_unreachable: { status: 502, rpcCode: -32002 },
   upstream_failed: { status: 502, rpcCode: -32002 },
   upstream_stream_aborted: { status: 502, rpcCode: -32002 },
+  // A JSON answer over SVC_MAX_UPSTREAM_RESPONSE_BYTES, or one SSE event over SVC_MAX_SSE_EVENT_BYTES (then as
+  // an error event on the stream: its 200 head has already gone out).
+  upstream_answer_too_large: { status: 502, rpcCode: -32002 },
   upstream_auth_required: { status: 502, rpcCode: -32001 },
   // The upstream refused the gateway's request (403). Answered by the gateway, without the upstream's body or
   // challenge: the client is refused too, but must not be sent to re-authorise wherever the upstream says.

@@ -46,6 +46,9 @@ export interface McpPipelineDeps extends LimitDeps {
   originPolicy: OriginPolicy;
   maxBodyBytes: number;
   upstreamTimeoutMs: number;
+  /** Bounds on what an upstream may send (SVC_MAX_UPSTREAM_RESPONSE_BYTES, SVC_MAX_SSE_EVENT_BYTES), for forward. */
+  maxUpstreamResponseBytes: number;
+  maxSseEventBytes: number;
   /** SVC_PUBLIC_URL's origin; undefined = the request's Host header names the gateway. */
   publicUrl: string | undefined;
   /** Client request headers upstreams receive (SVC_FORWARD_REQUEST_HEADERS extends the built-in list). */

@@ -13,7 +13,7 @@ import { downstreamResponseHeaders, isIdentityEncoding, upstreamRequestHeaders }
 import { onResponseClosed } from "./on-response-closed.ts";
 import type { OpenStreams } from "./open-streams.ts";
 import { relaySse, type SseEventInspector, type SseRelay } from "./sse-relay.ts";
-import { UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
+import { AnswerTooLargeError, UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
 import type { UpstreamPools } from "./upstream-pools.ts";
 
 export interface ForwardRequest {
@@ -58,6 +58,10 @@ export interface ForwardDeps {
   publicUrl: string | undefined;
   /** Client request headers the upstream may see (proxy/headers.ts, SVC_FORWARD_REQUEST_HEADERS). */
   forwardRequestHeaders: ReadonlySet<string>;
+  /** SVC_MAX_UPSTREAM_RESPONSE_BYTES: the largest JSON answer the gateway reads. */
+  maxUpstreamResponseBytes: number;
+  /** SVC_MAX_SSE_EVENT_BYTES: the largest single SSE event (unfinished line included) the relay holds. */
+  maxSseEventBytes: number;
 }
 
 const CONNECT_ERRORS = new Set([
@@ -96,6 +100,13 @@ function upstreamFailure(route: UpstreamRoute, error: unknown, metrics: GatewayM
     server: route.name,
     cause: error,
   });
+}
+
+/** An answer over a size limit (JSON or one SSE event) is the upstream's fault: counted and logged for operators. */
+function reportTooLarge(route: UpstreamRoute, error: GatewayError, deps: ForwardDeps): GatewayError {
+  deps.metrics.recordUpstreamError(route.name, "too_large");
+  deps.logger.warn("upstream answer too large", { server: route.name, error: error.message });
+  return error;
 }
 
 function authRequiredMessage(route: UpstreamRoute): string {
@@ -216,7 +227,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
 
   const status = head.statusCode;
   if (isRejectedStatus(status)) {
-    exchange.discard();
+    exchange.discard(request.timeoutMs);
     throw rejectStatus(route, status, deps.metrics);
   }
   const encoding = head.headers["content-encoding"];
@@ -251,7 +262,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     return streamResponse(request, deps, exchange, status, headers);
   }
   if (status === 204 || status === 304) {
-    exchange.discard();
+    exchange.discard(request.timeoutMs);
     return new Response(null, { status, headers });
   }
   // A JSON answer passes byte for byte. A response policy that must read it (RBAC list filtering, scrubbing)
@@ -261,10 +272,22 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   const stalled = setTimeout(() => {
     exchange.abort(Object.assign(new Error("upstream body timeout"), { code: "UND_ERR_BODY_TIMEOUT" }));
   }, request.timeoutMs);
+  // Bounded too: the whole answer is held before it is sent on, so an upstream must not choose how much.
   let bytes: Buffer;
   try {
-    bytes = await exchange.bytes();
+    bytes = await exchange.bytes(deps.maxUpstreamResponseBytes);
   } catch (error) {
+    if (error instanceof AnswerTooLargeError) {
+      const message =
+        error.declared === undefined
+          ? `Upstream server '${route.name}' sent an answer larger than the limit of ${error.limit} bytes (SVC_MAX_UPSTREAM_RESPONSE_BYTES)`
+          : `Upstream server '${route.name}' declared an answer of ${error.declared} bytes, over the limit of ${error.limit} bytes (SVC_MAX_UPSTREAM_RESPONSE_BYTES)`;
+      throw reportTooLarge(
+        route,
+        new GatewayError("upstream_answer_too_large", message, { server: route.name, cause: error }),
+        deps,
+      );
+    }
     throw upstreamFailure(route, error, deps.metrics);
   } finally {
     clearTimeout(stalled);
@@ -369,10 +392,13 @@ function streamResponse(
     server: route.name,
     requestId: request.requestId,
     pendingIds: request.pendingIds,
+    maxEventBytes: deps.maxSseEventBytes,
     inspect: request.inspectSseEvent ?? deps.inspectSseEvent,
     onEnd: ({ aborted, error }) => {
       unregister();
-      if (aborted) {
+      if (error instanceof GatewayError && error.code === "upstream_answer_too_large") {
+        reportTooLarge(route, error, deps);
+      } else if (aborted) {
         deps.metrics.recordUpstreamError(route.name, "stream_aborted");
         deps.logger.warn("upstream stream aborted", {
           server: route.name,

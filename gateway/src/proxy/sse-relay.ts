@@ -9,12 +9,15 @@
 // so the client fails fast instead of waiting forever. The same goes for a clean end that leaves requests
 // unanswered on a stream without event ids. With ids, a clean early end is passed on as is: under the
 // 2025-11-25 transport a server may close a stream early and let the client resume with Last-Event-ID.
+// One event may not grow past `maxEventBytes` (an upstream sending a line without end would otherwise make the
+// gateway hold all of it): past that the upstream connection is dropped and the stream ends the same way,
+// each unanswered request getting an `upstream_answer_too_large` error event.
 import type { ServerResponse } from "node:http";
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { isJsonRpcResponse, type JsonRpcMessage, parseJsonRpcEventData } from "../sse/json-rpc.ts";
 import { eventData, type SseEvent, serializeSseEvent } from "../sse/sse-event.ts";
-import { SseParser } from "../sse/sse-parser.ts";
+import { SseEventTooLargeError, SseParser } from "../sse/sse-parser.ts";
 import type { UpstreamExchange } from "./upstream-exchange.ts";
 
 /** Response-side policy hook (pipeline step 8): sees each event and its JSON-RPC message, returns what to send. */
@@ -31,8 +34,13 @@ export interface SseRelayOptions {
   requestId: string;
   /** Requests in the POST body still waiting for an answer on this stream; empty for GET streams. */
   pendingIds: readonly JsonRpcId[];
+  /** The most one event may hold before it is complete (SVC_MAX_SSE_EVENT_BYTES). */
+  maxEventBytes: number;
   inspect?: SseEventInspector;
-  /** Called once, when the stream ends for any reason; `aborted` = upstream failed mid-stream. */
+  /**
+   * Called once, when the stream ends for any reason; `aborted` = upstream failed mid-stream. `error` is what
+   * failed: the upstream's error, or the GatewayError `upstream_answer_too_large` when an event passed the limit.
+   */
   onEnd: (outcome: { aborted: boolean; error?: unknown }) => void;
 }
 
@@ -55,7 +63,7 @@ function idKey(id: JsonRpcId): string {
 
 export function relaySse(options: SseRelayOptions): SseRelay {
   const { client, upstream } = options;
-  const parser = new SseParser();
+  const parser = new SseParser({ maxEventBytes: options.maxEventBytes });
   const pending = new Map<string, JsonRpcId>();
   for (const id of options.pendingIds) pending.set(idKey(id), id);
   let ended = false;
@@ -116,12 +124,8 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     return out;
   };
 
-  const abortedEvents = (error: unknown): string => {
-    const failure = new GatewayError(
-      "upstream_stream_aborted",
-      `Upstream server '${options.server}' closed the stream before answering`,
-      { server: options.server, cause: error },
-    );
+  /** One JSON-RPC error event for each request of this POST still unanswered. */
+  const errorEvents = (failure: GatewayError): string => {
     const rpcError = jsonRpcErrorObject(failure, options.requestId);
     let out = "";
     for (const id of pending.values()) {
@@ -131,6 +135,29 @@ export function relaySse(options: SseRelayOptions): SseRelay {
       });
     }
     return out;
+  };
+
+  const abortedEvents = (error: unknown): string =>
+    errorEvents(
+      new GatewayError(
+        "upstream_stream_aborted",
+        `Upstream server '${options.server}' closed the stream before answering`,
+        { server: options.server, cause: error },
+      ),
+    );
+
+  /** An event passed the limit: what completed before it still goes out, then the stream ends with errors. */
+  const endTooLarge = (tooLarge: SseEventTooLargeError): void => {
+    const failure = new GatewayError(
+      "upstream_answer_too_large",
+      `Upstream server '${options.server}' sent an SSE event larger than the limit of ${tooLarge.limit} bytes (SVC_MAX_SSE_EVENT_BYTES)`,
+      { server: options.server, cause: tooLarge },
+    );
+    const completed = render(tooLarge.completed);
+    finish({ aborted: true, error: failure });
+    // Dropped, not drained: the rest of the event is unwanted, and the connection must not be reused mid-event.
+    upstream.abort(failure);
+    client.end(completed + errorEvents(failure));
   };
 
   // The client may have gone between the upstream's head and now (nothing watched it in that gap).
@@ -143,7 +170,15 @@ export function relaySse(options: SseRelayOptions): SseRelay {
   upstream.attach({
     data(chunk) {
       if (ended) return false;
-      return write(render(parser.push(chunk)));
+      let events: SseEvent[];
+      try {
+        events = parser.push(chunk);
+      } catch (error) {
+        if (!(error instanceof SseEventTooLargeError)) throw error;
+        endTooLarge(error);
+        return false;
+      }
+      return write(render(events));
     },
     end() {
       if (ended) return;

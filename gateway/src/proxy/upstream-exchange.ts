@@ -20,6 +20,24 @@ export interface BodySink {
 /** Bodies discarded (401, 5xx) are read up to this size so the connection can be reused, then cut. */
 const DISCARD_LIMIT = 64 * 1024;
 
+/** A JSON answer larger than the gateway accepts (SVC_MAX_UPSTREAM_RESPONSE_BYTES). */
+export class AnswerTooLargeError extends Error {
+  override readonly name = "AnswerTooLargeError";
+  readonly limit: number;
+  /** The Content-Length the upstream declared, when the answer was refused on it before being read. */
+  readonly declared: number | undefined;
+
+  constructor(limit: number, declared: number | undefined) {
+    super(
+      declared === undefined
+        ? `answer passed the limit of ${limit} bytes`
+        : `answer declares ${declared} bytes, over the limit of ${limit}`,
+    );
+    this.limit = limit;
+    this.declared = declared;
+  }
+}
+
 export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly head: Promise<UpstreamHead>;
   #resolveHead: (head: UpstreamHead) => void = () => {};
@@ -30,6 +48,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   #early: Buffer[] = [];
   #ended = false;
   #failure: Error | undefined;
+  /** The answer's Content-Length header, when it declared one. */
+  #declaredLength: string | undefined;
   /** The client's response: when it closes before the upstream has answered, the client has gone away. */
   readonly #client: ServerResponse | undefined;
   #clientGone = false;
@@ -68,6 +88,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     // JSON answer, the small remainder is simply read), so the client's close no longer concerns it here.
     this.#detachClient();
     this.#headSettled = true;
+    const declared = headers["content-length"];
+    if (typeof declared === "string") this.#declaredLength = declared;
     this.#resolveHead({ statusCode, headers });
   }
 
@@ -119,15 +141,32 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#controller?.abort(reason ?? new Error("aborted by the gateway"));
   }
 
-  /** The whole body, for JSON answers (bounded by what the upstream sends for one message). */
-  bytes(): Promise<Buffer> {
+  /**
+   * The whole body, for JSON answers, bounded by `limit` bytes: a declared Content-Length over it is refused
+   * before a byte is read, and a body without one is cut the moment it passes the limit. Either way the
+   * exchange is aborted (its connection closed, not reused) and the promise rejects with AnswerTooLargeError.
+   */
+  bytes(limit: number): Promise<Buffer> {
+    const declared = Number(this.#declaredLength);
+    if (this.#declaredLength !== undefined && declared > limit) {
+      const error = new AnswerTooLargeError(limit, declared);
+      this.abort(error);
+      return Promise.reject(error);
+    }
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
+      let chunks: Buffer[] = [];
       let size = 0;
       this.attach({
         data: (chunk) => {
-          chunks.push(chunk);
           size += chunk.length;
+          if (size > limit) {
+            chunks = []; // what was read so far is garbage now; let it go at once
+            const error = new AnswerTooLargeError(limit, undefined);
+            reject(error);
+            this.abort(error);
+            return false;
+          }
+          chunks.push(chunk);
           return true;
         },
         end: () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)),
@@ -136,17 +175,25 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  /** Reads and drops a small body so the keep-alive connection is reused; a large or endless one is cut. */
-  discard(): void {
+  /**
+   * Reads and drops a small body so the keep-alive connection is reused; a large, endless or stalled one is
+   * cut (past DISCARD_LIMIT bytes, or `timeoutMs` after this call), so an upstream cannot hold the connection.
+   */
+  discard(timeoutMs: number): void {
     let size = 0;
+    const stalled = setTimeout(() => this.abort(new Error("discarded body did not end in time")), timeoutMs);
     this.attach({
       data: (chunk) => {
         size += chunk.length;
-        if (size > DISCARD_LIMIT) this.abort();
+        if (size > DISCARD_LIMIT) {
+          clearTimeout(stalled);
+          this.abort();
+          return false;
+        }
         return true;
       },
-      end: () => {},
-      error: () => {},
+      end: () => clearTimeout(stalled),
+      error: () => clearTimeout(stalled),
     });
   }
 

@@ -1,6 +1,11 @@
 // Prometheus text exposition, hand-written and small: counters, one gauge family and one histogram, each
-// keyed by a pre-joined label string so recording a request is a Map lookup and two additions.
+// keyed by a pre-joined label string so recording a request is a Map lookup and two additions. Two process
+// gauges (resident memory, recent event-loop delay) are read only when scraped.
 import { isClientMethod } from "../mcp/methods.ts";
+import { EventLoopDelayWindow } from "./event-loop-delay.ts";
+
+/** The event-loop delay gauge covers the current window and the previous one: a stall shows for 10 to 20 s. */
+const EVENT_LOOP_WINDOW_MS = 10_000;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -44,7 +49,8 @@ export type UpstreamErrorKind =
   | "stream_aborted"
   | "auth_required"
   | "forbidden"
-  | "content_encoding";
+  | "content_encoding"
+  | "too_large";
 
 export class GatewayMetrics {
   readonly #requests = new Map<string, number>();
@@ -57,6 +63,19 @@ export class GatewayMetrics {
     ['result="success"', 0],
     ['result="failure"', 0],
   ]);
+
+  readonly #eventLoopDelay: EventLoopDelayWindow;
+  readonly #eventLoopWindowMs: number;
+
+  constructor(options: { eventLoopWindowMs?: number } = {}) {
+    this.#eventLoopWindowMs = options.eventLoopWindowMs ?? EVENT_LOOP_WINDOW_MS;
+    this.#eventLoopDelay = new EventLoopDelayWindow(this.#eventLoopWindowMs);
+  }
+
+  /** Stops the event-loop delay monitor. */
+  close(): void {
+    this.#eventLoopDelay.stop();
+  }
 
   /** Label strings by server → method → status, built once: recording stays a few Map lookups. */
   readonly #requestKeys = new Map<string, Map<string, Map<number, string>>>();
@@ -163,7 +182,7 @@ export class GatewayMetrics {
     family(
       "svc_gateway_upstream_errors_total",
       "counter",
-      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required, forbidden, content_encoding).",
+      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required, forbidden, content_encoding, too_large).",
       this.#upstreamErrors,
     );
     family(
@@ -189,6 +208,15 @@ export class GatewayMetrics {
       "gauge",
       "SSE streams currently open, by upstream server.",
       this.#openStreams,
+    );
+    const window = this.#eventLoopWindowMs / 1000;
+    out.push(
+      "# HELP process_resident_memory_bytes Resident memory size in bytes.",
+      "# TYPE process_resident_memory_bytes gauge",
+      `process_resident_memory_bytes ${process.memoryUsage.rss()}`,
+      `# HELP nodejs_eventloop_delay_max_seconds Largest event-loop delay over the current ${window} s window and the previous one.`,
+      "# TYPE nodejs_eventloop_delay_max_seconds gauge",
+      `nodejs_eventloop_delay_max_seconds ${this.#eventLoopDelay.maxSeconds()}`,
     );
     return `${out.join("\n")}\n`;
   }

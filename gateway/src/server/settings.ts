@@ -8,6 +8,10 @@ export interface GatewaySettings {
   drainTimeoutMs: number;
   upstreamTimeoutMs: number;
   maxBodyBytes: number;
+  /** SVC_MAX_UPSTREAM_RESPONSE_BYTES: the largest JSON answer read from an upstream. */
+  maxUpstreamResponseBytes: number;
+  /** SVC_MAX_SSE_EVENT_BYTES: the largest single SSE event (with its unfinished line) held from an upstream. */
+  maxSseEventBytes: number;
   upstreamConnections: number;
   /** GET notification streams per upstream origin on this process, in a pool of their own. */
   upstreamStreamConnections: number;
@@ -106,6 +110,12 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     drainTimeoutMs: number(env, "SVC_DRAIN_TIMEOUT_SECONDS", 25, 0, 3600) * 1000,
     upstreamTimeoutMs: number(env, "SVC_UPSTREAM_TIMEOUT_SECONDS", 60, 0.01, 3600) * 1000,
     maxBodyBytes: Math.floor(number(env, "SVC_MAX_BODY_BYTES", 4 * 1024 * 1024, 1, 1024 * 1024 * 1024)),
+    maxUpstreamResponseBytes: Math.floor(
+      number(env, "SVC_MAX_UPSTREAM_RESPONSE_BYTES", 8 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    ),
+    maxSseEventBytes: Math.floor(
+      number(env, "SVC_MAX_SSE_EVENT_BYTES", 8 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    ),
     upstreamConnections,
     upstreamStreamConnections: whole(env, "SVC_UPSTREAM_STREAM_CONNECTIONS", 1024, 1, 100_000),
     maxBatchMessages: whole(env, "SVC_MAX_BATCH_MESSAGES", 100, 1, 10_000),

@@ -144,6 +144,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     originPolicy: { allowed: settings.allowedOrigins, loopbackBound: isLoopbackAddress(host) },
     maxBodyBytes: settings.maxBodyBytes,
     upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    maxUpstreamResponseBytes: settings.maxUpstreamResponseBytes,
+    maxSseEventBytes: settings.maxSseEventBytes,
     publicUrl: settings.publicUrl,
     forwardRequestHeaders: settings.forwardRequestHeaders,
     health: () =>
@@ -211,6 +213,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await pools.destroy();
     await kv.close().catch(() => {});
     await auditTarget.close();
+    metrics.close();
     throw error;
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
@@ -256,6 +259,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // Everything recorded goes out before the process ends; bounded, so a broken sink cannot hold the exit.
     await Promise.race([audit.drain(), sleep(5000)]);
     await auditTarget.close();
+    metrics.close();
   };
 
   const drain = (): Promise<void> => {
