@@ -9,7 +9,7 @@ import type { DpopProof } from "../identity/dpop-proof.ts";
 import type { Principal } from "../identity/principal.ts";
 import { type RateLimiter, type RateLimitSettings, rateLimitHeaders } from "../limits/rate-limiter.ts";
 import type { ReplayGuard } from "../limits/replay-guard.ts";
-import type { GatewayMetrics } from "../server/metrics.ts";
+import type { GatewayMetrics } from "../runtime/metrics.ts";
 import { sessionScope } from "../sessions/session-registry.ts";
 
 export interface LimitDeps {

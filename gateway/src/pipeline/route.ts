@@ -1,7 +1,7 @@
 // Pipeline step 1: `/{server}/mcp` → the configured upstream. Unknown and disabled servers get the same
 // 404 status (with different messages) before any other work, so probing paths costs the gateway nothing.
 import { GatewayError } from "../errors/gateway-error.ts";
-import type { ConfigSnapshot, UpstreamRoute } from "../server/config-snapshot.ts";
+import type { ConfigSnapshot, UpstreamRoute } from "../runtime/config-snapshot.ts";
 
 export function resolveRoute(snapshot: ConfigSnapshot, name: string): UpstreamRoute {
   const route = snapshot.routes.get(name);

@@ -12,7 +12,7 @@ import { ANONYMOUS_PRINCIPAL } from "../identity/authenticate.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { onResponseClosed } from "../proxy/on-response-closed.ts";
-import type { GatewayMetrics } from "../server/metrics.ts";
+import type { GatewayMetrics } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
 
 export interface SessionStepDeps {

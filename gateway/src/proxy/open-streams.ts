@@ -1,7 +1,7 @@
 // The SSE streams the gateway is relaying right now: counted per server for /metrics, and closable as a
 // group, because a GET notification stream never ends by itself and drain must end it (the client
 // reconnects, with Last-Event-ID, to a replica that is not shutting down).
-import type { GatewayMetrics } from "../server/metrics.ts";
+import type { GatewayMetrics } from "../runtime/metrics.ts";
 
 export type StreamKind = "get" | "post";
 

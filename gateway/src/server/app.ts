@@ -9,8 +9,8 @@ import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
 import { corsResponseHeaders } from "../proxy/cors.ts";
 import { checkOrigin } from "../proxy/origin-guard.ts";
+import type { GatewayMetrics } from "../runtime/metrics.ts";
 import type { EndpointAnswer } from "./health.ts";
-import type { GatewayMetrics } from "./metrics.ts";
 
 export interface GatewayAppDeps extends McpPipelineDeps {
   metrics: GatewayMetrics;

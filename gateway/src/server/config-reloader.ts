@@ -6,12 +6,14 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
-import { buildSnapshot, type ConfigSnapshot } from "./config-snapshot.ts";
-import type { GatewayMetrics } from "./metrics.ts";
+import { buildSnapshot, type ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import type { GatewayMetrics } from "../runtime/metrics.ts";
 
 export interface ConfigReloaderOptions {
   initial: LoadedConfig;
   env: Record<string, string | undefined>;
+  /** SVC_ALLOW_ANONYMOUS, read once at start. */
+  allowAnonymous: boolean;
   metrics: GatewayMetrics;
   logger: Logger;
   /** Told about every new snapshot (e.g. to retire connection pools of removed upstreams). */
@@ -36,7 +38,7 @@ export class ConfigReloader {
 
   constructor(options: ConfigReloaderOptions) {
     this.#options = options;
-    this.#current = buildSnapshot(options.initial, options.env, 1);
+    this.#current = buildSnapshot(options.initial, options.env, 1, options.allowAnonymous);
   }
 
   /** Only files can be reloaded: stdin and the centralized (environment) source cannot change under us. */
@@ -93,7 +95,12 @@ export class ConfigReloader {
       });
       return false;
     }
-    const next = buildSnapshot(loaded, this.#options.env, this.#current.generation + 1);
+    const next = buildSnapshot(
+      loaded,
+      this.#options.env,
+      this.#current.generation + 1,
+      this.#options.allowAnonymous,
+    );
     this.#current = next;
     metrics.recordReload(true);
     this.#options.onSwap(next);

@@ -17,13 +17,13 @@ import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
+import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import { GatewayMetrics } from "../runtime/metrics.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
-import type { ConfigSnapshot } from "./config-snapshot.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
-import { GatewayMetrics } from "./metrics.ts";
 import { readSettings } from "./settings.ts";
 
 export interface StartGatewayOptions {
@@ -198,6 +198,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const ready = new ConfigReloader({
       initial: loaded,
       env,
+      allowAnonymous: settings.allowAnonymous,
       metrics,
       logger,
       onSwap: (snapshot) => {

@@ -6,7 +6,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { expect, test } from "vitest";
 import { isClientMethod, isKnownClientMessage } from "../../src/mcp/methods.ts";
-import { methodLabel } from "../../src/server/metrics.ts";
+import { methodLabel } from "../../src/runtime/metrics.ts";
 
 // The gateway's list of MCP client methods against the MCP SDK's own schemas (the SDK speaks 2025-11-25 and every
 // earlier revision, whose client methods are a subset): capability RBAC refuses what is not on the list, so a

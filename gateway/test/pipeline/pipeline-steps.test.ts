@@ -9,7 +9,7 @@ import { parseRequest } from "../../src/pipeline/parse-request.ts";
 import { readBody } from "../../src/pipeline/read-body.ts";
 import { requestIdFrom } from "../../src/pipeline/request-id.ts";
 import { resolveRoute } from "../../src/pipeline/route.ts";
-import { buildSnapshot } from "../../src/server/config-snapshot.ts";
+import { buildSnapshot } from "../../src/runtime/config-snapshot.ts";
 import { readSettings } from "../../src/server/settings.ts";
 
 function snapshot(yaml: string, env: Record<string, string> = {}) {
@@ -21,7 +21,7 @@ function snapshot(yaml: string, env: Record<string, string> = {}) {
     source: "test.yaml",
     warnings: [],
   };
-  return buildSnapshot(loaded, env, 1);
+  return buildSnapshot(loaded, env, 1, false);
 }
 
 const YAML = `version: "1.0"

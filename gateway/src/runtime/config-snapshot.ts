@@ -4,7 +4,6 @@
 import type { LoadedConfig, ServerConfig } from "../config/index.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
-import { allowAnonymous } from "./settings.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
 
@@ -67,10 +66,12 @@ function apiKeyAuth(
   return { authHeaders: { [header]: key } };
 }
 
+/** `allowAnonymous`: SVC_ALLOW_ANONYMOUS, read once at start (server/settings.ts). */
 export function buildSnapshot(
   loaded: LoadedConfig,
   env: Record<string, string | undefined>,
   generation: number,
+  allowAnonymous: boolean,
 ): ConfigSnapshot {
   const routes = new Map<string, UpstreamRoute>();
   for (const server of loaded.config.servers) {
@@ -86,7 +87,7 @@ export function buildSnapshot(
     if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
     routes.set(server.name, route);
   }
-  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous(env));
+  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous);
   const { rate_limiting, replay_protection } = loaded.config.security;
   const rateLimit = rate_limiting.enabled
     ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { GatewayMetrics, methodLabel } from "../../src/server/metrics.ts";
+import { GatewayMetrics, methodLabel } from "../../src/runtime/metrics.ts";
 
 /** The value of an unlabelled sample in Prometheus text. */
 function sample(text: string, name: string): number | undefined {
