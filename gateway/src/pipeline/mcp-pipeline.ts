@@ -4,8 +4,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import type { AuditLog } from "../audit/audit-log.ts";
-import { type ErrorContext, errorResponse } from "../errors/error-response.ts";
-import type { GatewayErrorCode } from "../errors/gateway-error.ts";
+import { errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import {
   type AuthRequest,
@@ -13,8 +12,10 @@ import {
   rejectionReasonOf,
   requireServerProvider,
 } from "../identity/authenticate.ts";
-import type { Principal } from "../identity/principal.ts";
 import { principalKey } from "../identity/principal-key.ts";
+import { requestInspectors, responseInspectors } from "../inspect/chain.ts";
+import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
+import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
@@ -22,13 +23,12 @@ import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
-import type { Capability } from "../rbac/capability.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
-import { type AuditFacts, recordAudit } from "./audit-step.ts";
-import { authorizeMessages, authorizeServer, type ResponsePolicy, responsePolicy } from "./authorize-step.ts";
+import { recordAudit } from "./audit-step.ts";
+import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
 import { readBody } from "./read-body.ts";
@@ -81,220 +81,248 @@ async function runPipeline(
   deps: McpPipelineDeps,
   requestId: string,
 ): Promise<Response> {
-  const started = performance.now();
   const incoming = c.env.incoming;
-  const httpMethod = incoming.method ?? "GET";
+  const record = newRequestRecord(requestId, incoming.method ?? "GET", incoming.socket.remoteAddress);
   const snapshot = deps.currentConfig();
-  const errorContext: ErrorContext = { requestId };
-  let server = "";
-  let method: unknown = httpMethod;
-  let cors: Record<string, string> | undefined;
-  let principal: Principal | undefined;
-  let extraHeaders: Record<string, string> | undefined;
-  let failure: { code: GatewayErrorCode; message: string } | undefined;
-  let decisions: AuditFacts["decisions"];
-  let capability: Capability | undefined;
-  let authFailure: string | undefined;
   let response: Response;
   try {
-    // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
-    //    must not even learn which server names exist.
-    const origin = incoming.headers.origin;
-    const refusal = checkOrigin(deps.originPolicy, origin, incoming.headers.host);
-    if (refusal !== undefined) throw refusal;
-    if (origin !== undefined) {
-      cors = corsResponseHeaders(origin);
-      errorContext.cors = cors;
-      if (httpMethod === "OPTIONS") return preflightResponse(origin, requestId);
-    }
-    if (httpMethod !== "POST" && httpMethod !== "GET" && httpMethod !== "DELETE") {
-      throw new GatewayError("method_not_allowed", `Method ${httpMethod} is not allowed on an MCP endpoint`, {
-        headers: { allow: ALLOWED_METHODS },
-      });
-    }
-
-    // 1. route: server name → upstream (404 unknown or disabled). Before auth: unknown paths cost nothing.
-    if (snapshot === undefined)
-      throw new GatewayError("not_ready", "The gateway is starting; try again shortly");
-    const route = resolveRoute(snapshot, c.req.param("server") ?? "");
-    server = route.name;
-
-    // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise); a DPoP-bound token also needs
-    //    its proof here, replay protection or not (docs/access.md). Before any body work, so unauthenticated
-    //    traffic never makes the gateway read or parse. The Authorization header itself is dropped in forward
-    //    (proxy/headers.ts): the client's token never goes upstream.
-    const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
-    const dpop = incoming.headers.dpop;
-    const authRequest: AuthRequest = {
-      authorization: incoming.headers.authorization,
-      dpop: typeof dpop === "string" ? dpop : undefined,
-      method: httpMethod,
-      rawUrl: incoming.url,
-      baseUrl,
-      server,
-      verifyUnboundProof: snapshot.replayProtection,
-    };
-    const authenticated = await authenticate(snapshot.auth, authRequest);
-    const caller = authenticated.principal;
-    principal = caller;
-    // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
-    requireServerProvider(route.server.idp, authenticated, authRequest);
-
-    // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
-    //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
-    const policy = snapshot.loaded.config.gateway_policy;
-    // rbac_audit: every decision on this server goes on the audit record (step 9).
-    const onDecision = route.server.rbac_audit
-      ? (
-          decision: NonNullable<AuditFacts["decisions"]>[number]["decision"],
-          about: Capability | undefined,
-        ) => {
-          decisions ??= [];
-          decisions.push({ decision, capability: about });
-        }
-      : undefined;
-    authorizeServer(route.server, policy, principal, onDecision);
-
-    // 3. limit: per-user rate limit, then the replay check of the DPoP proof step 2 verified. Needs the principal
-    //    from step 2; still before the body is read, so a flood costs one KV round trip per request and no parsing.
-    if (snapshot.rateLimit !== undefined) {
-      extraHeaders = await checkRateLimit(deps, snapshot.rateLimit, principal, server);
-      if (extraHeaders !== undefined) errorContext.extraHeaders = extraHeaders;
-    }
-    if (snapshot.replayProtection && authenticated.proof !== undefined) {
-      await checkDpopReplay(deps, authenticated.proof);
-    }
-
-    // 3b. per-user caps on what is held open (requests in flight, GET streams) and session ownership: an
-    //     Mcp-Session-Id is forwarded only for the principal the upstream issued it to (404 for anyone else, like an
-    //     unknown session). Both need only the principal and headers, so they run before the body is read; ownership
-    //     comes before anything that could act in, or spend the ids of, somebody else's session.
-    const owner = principalKey(caller);
-    holdUserSlot(deps, caller, owner, httpMethod, c.env.outgoing);
-    const sessionId = incoming.headers["mcp-session-id"];
-    const presentedSession = typeof sessionId === "string" ? sessionId : undefined;
-    if (presentedSession !== undefined) {
-      // Refused exactly as an MCP server answers an unknown session: a JSON-RPC error with id null (body unread).
-      errorContext.rpcIds = [];
-      await checkSession(deps, caller, owner, server, presentedSession);
-      errorContext.rpcIds = undefined;
-    }
-
-    // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
-    //    carrying the request ids, so an MCP client shows them as such.
-    let parsed: ParsedRequest | undefined;
-    let body: Buffer | undefined;
-    if (httpMethod === "POST") {
-      body = await readBody(incoming, deps.maxBodyBytes);
-      errorContext.rpcIds = []; // JSON-RPC says: a parse error is answered with id null
-      // The batch size is checked inside parseRequest, before any per-message work.
-      parsed = parseRequest(body, deps.maxBatchMessages);
-      method = parsed.method;
-      errorContext.batch = parsed.batch;
-      errorContext.rpcIds = parsed.requestIds;
-      // Every message of a batch counts against the rate limit: step 3 spent one unit for the request.
-      if (snapshot.rateLimit !== undefined && parsed.messages.length > 1) {
-        const headers = await checkRateLimit(
-          deps,
-          snapshot.rateLimit,
-          principal,
-          server,
-          parsed.messages.length - 1,
-        );
-        if (headers !== undefined) {
-          extraHeaders = headers;
-          errorContext.extraHeaders = headers;
-        }
-      }
-    } else {
-      errorContext.rpcIds = [];
-    }
-
-    // 5. authorize: capability RBAC on each parsed message (the server level ran at 2b). Needs both the principal
-    //    (2) and the method names (4). Then the response policy for step 8: list filtering and tool hints.
-    let answerPolicy: ResponsePolicy | undefined;
-    if (parsed !== undefined) {
-      capability = authorizeMessages(route.server, policy, principal, parsed, deps.toolHints, onDecision);
-      answerPolicy = responsePolicy(route.server, policy, principal, parsed.messages, deps.toolHints);
-      // Replay protection spends request ids only for messages that were admitted (step 3's after-parse half), in
-      // the namespace of this session and its owner.
-      if (snapshot.replayProtection && presentedSession !== undefined && parsed.requestIds.length > 0) {
-        await checkRequestIds(deps, server, presentedSession, owner, parsed.requestIds);
-      }
-    } else if (httpMethod === "GET") {
-      // The notification stream carries notifications/tools/list_changed: the hints cache must hear it.
-      answerPolicy = responsePolicy(route.server, policy, principal, [], deps.toolHints);
-    }
-
-    // 6. inspect request (later issue): prompt-injection firewall and PII scrubbing of arguments. Last before
-    //    forwarding, so it only runs on requests that are allowed to go through.
-
-    // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
-    // 8. inspect response: per SSE event inside the relay (forward's `inspectSseEvent`), never buffering a stream.
-    response = await forward(
-      {
-        route,
-        method: httpMethod,
-        incomingHeaders: incoming.headers,
-        search: searchOf(incoming.url),
-        body,
-        requestId,
-        pendingIds: parsed?.requestIds ?? [],
-        timeoutMs: deps.upstreamTimeoutMs,
-        client: c.env.outgoing,
-        cors,
-        extraHeaders,
-        transformJson: answerPolicy?.json,
-        inspectSseEvent: answerPolicy?.sse,
-        user: owner,
-        admitSession: (issued) => admitSession(deps, caller, owner, server, issued),
-      },
-      deps,
-    );
-    if (presentedSession !== undefined) {
-      await endSession(deps, caller, owner, server, presentedSession, httpMethod, response.status);
-    }
+    response = await proxyRequest(c, deps, record, snapshot);
   } catch (error) {
     const gatewayError = asGatewayError(error);
-    authFailure = rejectionReasonOf(gatewayError);
-    failure = { code: gatewayError.code, message: gatewayError.message };
+    record.failure = {
+      code: gatewayError.code,
+      message: gatewayError.message,
+      authFailure: rejectionReasonOf(gatewayError),
+    };
     if (gatewayError.code === "internal") deps.logger.error("request failed", { error: gatewayError.cause });
-    response = errorResponse(gatewayError, errorContext);
+    response = errorResponse(gatewayError, record.errorContext);
+  }
+  // 9. audit: one event per decision, queued off the hot path; then metrics and the access log, all from the record.
+  report(deps, record, snapshot, response.status);
+  return response;
+}
+
+/** Steps 0 to 8; whatever it throws is answered by runPipeline. */
+async function proxyRequest(
+  c: Context<{ Bindings: HttpBindings }>,
+  deps: McpPipelineDeps,
+  record: RequestRecord,
+  snapshot: ConfigSnapshot | undefined,
+): Promise<Response> {
+  const incoming = c.env.incoming;
+  const { httpMethod, errorContext } = record;
+  // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
+  //    must not even learn which server names exist.
+  const origin = incoming.headers.origin;
+  const refusal = checkOrigin(deps.originPolicy, origin, incoming.headers.host);
+  if (refusal !== undefined) throw refusal;
+  if (origin !== undefined) {
+    record.cors = corsResponseHeaders(origin);
+    errorContext.cors = record.cors;
+    if (httpMethod === "OPTIONS") return preflightResponse(origin, record.requestId);
+  }
+  if (httpMethod !== "POST" && httpMethod !== "GET" && httpMethod !== "DELETE") {
+    throw new GatewayError("method_not_allowed", `Method ${httpMethod} is not allowed on an MCP endpoint`, {
+      headers: { allow: ALLOWED_METHODS },
+    });
   }
 
-  // 9. audit (later issue): one event per decision, queued off the hot path. Metrics and the access log here.
-  const status = response.status;
-  const seconds = (performance.now() - started) / 1000;
-  const label = methodLabel(method);
-  deps.metrics.recordRequest(server, label, status, seconds);
-  recordAudit(deps.audit, {
-    requestId,
-    source: incoming.socket.remoteAddress,
+  // 1. route: server name → upstream (404 unknown or disabled). Before auth: unknown paths cost nothing.
+  if (snapshot === undefined)
+    throw new GatewayError("not_ready", "The gateway is starting; try again shortly");
+  const route = resolveRoute(snapshot, c.req.param("server") ?? "");
+  record.route = route;
+  record.server = route.name;
+  const server = route.name;
+
+  // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise); a DPoP-bound token also needs
+  //    its proof here, replay protection or not (docs/access.md). Before any body work, so unauthenticated
+  //    traffic never makes the gateway read or parse. The Authorization header itself is dropped in forward
+  //    (proxy/headers.ts): the client's token never goes upstream.
+  const baseUrl = deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`;
+  const dpop = incoming.headers.dpop;
+  const authRequest: AuthRequest = {
+    authorization: incoming.headers.authorization,
+    dpop: typeof dpop === "string" ? dpop : undefined,
+    method: httpMethod,
+    rawUrl: incoming.url,
+    baseUrl,
     server,
+    verifyUnboundProof: snapshot.replayProtection,
+  };
+  const authenticated = await authenticate(snapshot.auth, authRequest);
+  const principal = authenticated.principal;
+  record.principal = principal;
+  // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
+  requireServerProvider(route.server.idp, authenticated, authRequest);
+
+  // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
+  //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
+  const policy = snapshot.loaded.config.gateway_policy;
+  // rbac_audit: every decision on this server goes on the audit record (step 9).
+  const onDecision: DecisionListener | undefined = route.server.rbac_audit
+    ? (decision, about) => {
+        record.decisions ??= [];
+        record.decisions.push({ decision, capability: about });
+      }
+    : undefined;
+  authorizeServer(route.server, policy, principal, onDecision);
+
+  // 3. limit: per-user rate limit, then the replay check of the DPoP proof step 2 verified. Needs the principal
+  //    from step 2; still before the body is read, so a flood costs one KV round trip per request and no parsing.
+  if (snapshot.rateLimit !== undefined)
+    setExtraHeaders(record, await checkRateLimit(deps, snapshot.rateLimit, principal, server));
+  if (snapshot.replayProtection && authenticated.proof !== undefined) {
+    await checkDpopReplay(deps, authenticated.proof);
+  }
+
+  // 3b. per-user caps on what is held open (requests in flight, GET streams) and session ownership: an
+  //     Mcp-Session-Id is forwarded only for the principal the upstream issued it to (404 for anyone else, like an
+  //     unknown session). Both need only the principal and headers, so they run before the body is read; ownership
+  //     comes before anything that could act in, or spend the ids of, somebody else's session.
+  const owner = principalKey(principal);
+  record.owner = owner;
+  holdUserSlot(deps, principal, owner, httpMethod, c.env.outgoing);
+  const sessionId = incoming.headers["mcp-session-id"];
+  const presentedSession = typeof sessionId === "string" ? sessionId : undefined;
+  if (presentedSession !== undefined) {
+    // Refused exactly as an MCP server answers an unknown session: a JSON-RPC error with id null (body unread).
+    errorContext.rpcIds = [];
+    await checkSession(deps, principal, owner, server, presentedSession);
+    errorContext.rpcIds = undefined;
+  }
+
+  // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
+  //    carrying the request ids, so an MCP client shows them as such.
+  let parsed: ParsedRequest | undefined;
+  let body: Buffer | undefined;
+  if (httpMethod === "POST") {
+    body = await readBody(incoming, deps.maxBodyBytes);
+    errorContext.rpcIds = []; // JSON-RPC says: a parse error is answered with id null
+    // The batch size is checked inside parseRequest, before any per-message work.
+    parsed = parseRequest(body, deps.maxBatchMessages);
+    record.method = parsed.method;
+    record.messages = parsed.messages;
+    record.batch = parsed.batch;
+    errorContext.batch = parsed.batch;
+    errorContext.rpcIds = parsed.requestIds;
+    // Every message of a batch counts against the rate limit: step 3 spent one unit for the request.
+    if (snapshot.rateLimit !== undefined && parsed.messages.length > 1) {
+      const cost = parsed.messages.length - 1;
+      setExtraHeaders(record, await checkRateLimit(deps, snapshot.rateLimit, principal, server, cost));
+    }
+  } else {
+    errorContext.rpcIds = [];
+  }
+
+  // 5. authorize: capability RBAC on each parsed message (the server level ran at 2b). Needs both the principal
+  //    (2) and the method names (4).
+  if (parsed !== undefined) {
+    record.capability = authorizeMessages(
+      route.server,
+      policy,
+      principal,
+      parsed,
+      deps.toolHints,
+      onDecision,
+    );
+    // Replay protection spends request ids only for messages that were admitted (step 3's after-parse half), in
+    // the namespace of this session and its owner.
+    if (snapshot.replayProtection && presentedSession !== undefined && parsed.requestIds.length > 0) {
+      await checkRequestIds(deps, server, presentedSession, owner, parsed.requestIds);
+    }
+  }
+
+  // 6. inspect request: each message through the request inspectors (inspect/chain.ts says which, in which order
+  //    and why). Last before forwarding, so it only runs on requests that are allowed to go through. The client's
+  //    bytes go upstream unchanged unless an inspector replaced a message.
+  if (parsed !== undefined && body !== undefined) {
+    const inspectors = requestInspectors(record, snapshot);
+    if (inspectors.length > 0) {
+      const inspected = inspectRequest(inspectors, record, parsed.messages);
+      if (inspected.changed) {
+        record.messages = inspected.messages;
+        body = Buffer.from(JSON.stringify(parsed.batch ? inspected.messages : inspected.messages[0]));
+      }
+    }
+  }
+
+  // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
+  // 8. inspect response: the response inspectors run on the JSON answer parsed once, or per SSE event inside the
+  //    relay, never buffering a stream.
+  const inspection = responseInspection(responseInspectors(record, snapshot, deps.toolHints), record);
+  const response = await forward(
+    {
+      route,
+      method: httpMethod,
+      incomingHeaders: incoming.headers,
+      search: searchOf(incoming.url),
+      body,
+      requestId: record.requestId,
+      pendingIds: parsed?.requestIds ?? [],
+      timeoutMs: deps.upstreamTimeoutMs,
+      client: c.env.outgoing,
+      cors: record.cors,
+      extraHeaders: record.extraHeaders,
+      transformJson: inspection?.json,
+      inspectSseEvent: inspection?.sse,
+      user: owner,
+      admitSession: (issued) => admitSession(deps, principal, owner, server, issued),
+    },
+    deps,
+  );
+  if (presentedSession !== undefined) {
+    await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);
+  }
+  return response;
+}
+
+/** Headers every answer carries from now on (RateLimit), errors included. */
+function setExtraHeaders(record: RequestRecord, headers: Record<string, string> | undefined): void {
+  if (headers === undefined) return;
+  record.extraHeaders = headers;
+  record.errorContext.extraHeaders = headers;
+}
+
+/** Step 9 and the request's metrics and access-log line, all read from the record. */
+function report(
+  deps: McpPipelineDeps,
+  record: RequestRecord,
+  snapshot: ConfigSnapshot | undefined,
+  status: number,
+): void {
+  const seconds = (performance.now() - record.started) / 1000;
+  const latencyMs = Math.round(seconds * 1e6) / 1000;
+  const label = methodLabel(record.method);
+  const { principal, failure } = record;
+  deps.metrics.recordRequest(record.server, label, status, seconds);
+  recordAudit(deps.audit, {
+    requestId: record.requestId,
+    source: record.source,
+    server: record.server,
     // The real method for the record (bounded: it is client input), the HTTP method when there is none.
-    method: typeof method === "string" ? method.slice(0, 200) : httpMethod,
+    method: typeof record.method === "string" ? record.method.slice(0, 200) : record.httpMethod,
     principal,
     failure: failure?.code,
     failureMessage: failure?.message,
-    authFailure,
-    decisions,
-    capability,
+    authFailure: failure?.authFailure,
+    decisions: record.decisions,
+    capability: record.capability,
     status,
-    latencyMs: Math.round(seconds * 1e6) / 1000,
+    latencyMs,
   });
   if (deps.logger.enabled("info")) {
     deps.logger.info("request", {
-      http_method: httpMethod,
-      server,
+      http_method: record.httpMethod,
+      server: record.server,
       method: label,
       status,
-      duration_ms: Math.round(seconds * 1e6) / 1000,
+      duration_ms: latencyMs,
       config_generation: snapshot?.generation,
       ...(principal === undefined ? {} : { subject: principal.sub, idp: principal.idp }),
-      ...(authFailure === undefined ? {} : { auth_failure: authFailure }),
+      ...(failure?.authFailure === undefined ? {} : { auth_failure: failure.authFailure }),
     });
   }
-  return response;
 }
 
 function searchOf(url: string | undefined): string {

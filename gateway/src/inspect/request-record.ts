@@ -1,0 +1,57 @@
+// Everything the gateway learns about one request on `/{server}/mcp`, in one place, filled in step by step as the
+// pipeline goes. The steps, the message inspectors, the audit record, the metrics and the access log all read it,
+// so what was decided is written once and reported the same way everywhere.
+import type { ErrorContext } from "../errors/error-response.ts";
+import type { GatewayErrorCode } from "../errors/gateway-error.ts";
+import type { Principal } from "../identity/principal.ts";
+import type { Capability } from "../rbac/capability.ts";
+import type { RbacDecision } from "../rbac/decide.ts";
+import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
+import type { JsonRpcMessage } from "../sse/json-rpc.ts";
+
+export interface RequestRecord {
+  readonly requestId: string;
+  readonly httpMethod: string;
+  /** performance.now() when the request arrived. */
+  readonly started: number;
+  /** The client's socket address (the TCP peer), as Node reports it. */
+  readonly source: string | undefined;
+  /** How an error is answered: CORS, RateLimit headers, the JSON-RPC ids once the body is parsed. */
+  readonly errorContext: ErrorContext;
+  /** The server name once routed; "" before. */
+  server: string;
+  route?: UpstreamRoute;
+  principal?: Principal;
+  /** The principal's key for shared state (principalKey). */
+  owner?: string;
+  /** The JSON-RPC method, `batch`, or the HTTP method before (or without) a body. */
+  method: unknown;
+  /** The parsed messages of a POST, in order; the request inspectors may have replaced some. */
+  messages?: JsonRpcMessage[];
+  batch?: boolean;
+  /** The capability a single-message request acts on (tools/call, prompts/get, resources/*). */
+  capability?: Capability;
+  /** RBAC decisions to put on the audit record (servers with rbac_audit). */
+  decisions?: Array<{ decision: RbacDecision; capability: Capability | undefined }>;
+  /** The refusal or failure that answered the request, if one did. */
+  failure?: { code: GatewayErrorCode; message: string; authFailure?: string };
+  /** Headers every answer to this request carries (RateLimit once counted). */
+  extraHeaders?: Record<string, string>;
+  cors?: Record<string, string>;
+}
+
+export function newRequestRecord(
+  requestId: string,
+  httpMethod: string,
+  source: string | undefined,
+): RequestRecord {
+  return {
+    requestId,
+    httpMethod,
+    started: performance.now(),
+    source,
+    errorContext: { requestId },
+    server: "",
+    method: httpMethod,
+  };
+}

@@ -1,0 +1,117 @@
+// The inspector seat on its own: keep, replace and refuse, on requests, on a JSON answer parsed once, and per SSE event.
+import { describe, expect, test } from "vitest";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
+import {
+  inspectRequest,
+  KEEP,
+  type MessageInspector,
+  responseInspection,
+} from "../../src/inspect/inspector.ts";
+import { newRequestRecord } from "../../src/inspect/request-record.ts";
+import type { JsonRpcMessage } from "../../src/sse/json-rpc.ts";
+
+const record = newRequestRecord("req-1", "POST", "127.0.0.1");
+
+/** Upper-cases every text result, refuses anything mentioning "forbidden", counts what it saw. */
+function shouting(seen: JsonRpcMessage[] = []): MessageInspector {
+  return {
+    name: "shouting",
+    inspect(_record, message) {
+      seen.push(message);
+      const text = JSON.stringify(message);
+      if (text.includes("forbidden"))
+        return { action: "refuse", error: new GatewayError("capability_forbidden", "no") };
+      const result = message.result as { text?: string } | undefined;
+      if (typeof result?.text === "string") {
+        return { action: "replace", message: { ...message, result: { text: result.text.toUpperCase() } } };
+      }
+      return KEEP;
+    },
+  };
+}
+
+describe("request inspectors", () => {
+  test("run in order on every message; a replacement is what the next inspector sees", () => {
+    const order: string[] = [];
+    const first: MessageInspector = {
+      name: "first",
+      inspect: (_r, message) => {
+        order.push(`first:${String(message.id)}`);
+        return { action: "replace", message: { ...message, params: { replaced: true } } };
+      },
+    };
+    const second: MessageInspector = {
+      name: "second",
+      inspect: (_r, message) => {
+        order.push(`second:${JSON.stringify(message.params)}`);
+        return KEEP;
+      },
+    };
+    const messages = [
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: {} },
+    ];
+    const out = inspectRequest([first, second], record, messages);
+    expect(out.changed).toBe(true);
+    expect(out.messages.map((m) => m.params)).toEqual([{ replaced: true }, { replaced: true }]);
+    expect(order).toEqual(["first:1", 'second:{"replaced":true}', "first:2", 'second:{"replaced":true}']);
+  });
+
+  test("nothing replaced: unchanged (the client's bytes go upstream); a refusal throws its error", () => {
+    const messages = [{ jsonrpc: "2.0", id: 1, method: "ping" }];
+    expect(inspectRequest([shouting()], record, messages)).toEqual({ messages, changed: false });
+    expect(() =>
+      inspectRequest([shouting()], record, [
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "forbidden" } },
+      ]),
+    ).toThrow(expect.objectContaining({ code: "capability_forbidden" }));
+  });
+});
+
+describe("response inspection", () => {
+  test("no inspectors: no inspection at all (the answer passes byte for byte)", () => {
+    expect(responseInspection([], record)).toBeUndefined();
+  });
+
+  test("a JSON answer is parsed once for all inspectors, rewritten only when a message changed", () => {
+    const seen: JsonRpcMessage[] = [];
+    const inspection = responseInspection([shouting(seen), shouting(seen)], record);
+    const untouched = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { other: 1 } }));
+    expect(inspection?.json(untouched)).toBe(untouched);
+    const batch = Buffer.from(
+      JSON.stringify([
+        { jsonrpc: "2.0", id: 1, result: { text: "hello" } },
+        { jsonrpc: "2.0", id: 2, result: { text: "forbidden" } },
+        { jsonrpc: "2.0", method: "notifications/message", params: { data: "forbidden" } },
+      ]),
+    );
+    const out = JSON.parse(inspection?.json(batch).toString() ?? "null") as JsonRpcMessage[];
+    // Replaced; refused answer → a JSON-RPC error for its id; refused notification → dropped.
+    expect(out).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { text: "HELLO" } },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        error: expect.objectContaining({
+          code: -32043,
+          data: expect.objectContaining({ request_id: "req-1" }),
+        }),
+      },
+    ]);
+    expect(inspection?.json(Buffer.from("not json")).toString()).toBe("not json");
+  });
+
+  test("SSE: each event on its own; a dropped message keeps its event id for resumption", () => {
+    const inspection = responseInspection([shouting()], record);
+    const event = { id: "7", data: ['{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}}'] };
+    const replaced = inspection?.sse(event, { jsonrpc: "2.0", id: 1, result: { text: "hi" } });
+    expect(replaced).toEqual({ id: "7", data: ['{"jsonrpc":"2.0","id":1,"result":{"text":"HI"}}'] });
+    const ping = { comments: [" keep-alive"] };
+    expect(inspection?.sse(ping, undefined)).toBe(ping);
+    const notification = { jsonrpc: "2.0", method: "notifications/message", params: { data: "forbidden" } };
+    expect(inspection?.sse({ id: "8", data: [JSON.stringify(notification)] }, notification)).toEqual({
+      id: "8",
+    });
+    expect(inspection?.sse({ data: [JSON.stringify(notification)] }, notification)).toBeUndefined();
+  });
+});
