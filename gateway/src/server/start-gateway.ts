@@ -22,6 +22,7 @@ import type { ConfigSnapshot } from "./config-snapshot.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
 import { GatewayMetrics } from "./metrics.ts";
+import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { readSettings } from "./settings.ts";
 
 export interface StartGatewayOptions {
@@ -174,6 +175,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   // Listening before the config is loaded lets /readiness say "not ready" instead of refusing connections.
   logger.info("loading config", { url });
+  const affinityWarnings = new SessionAffinityWarnings(logger);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
@@ -185,6 +187,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       onSwap: (snapshot) => {
         pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
+        affinityWarnings.check(snapshot.loaded.config.servers);
       },
     });
     await ready.init();
@@ -199,6 +202,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
   warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
+  affinityWarnings.check(loaded.config.servers);
 
   let watcher: ConfigWatcher | undefined;
   if (reloader.reloadable) {
