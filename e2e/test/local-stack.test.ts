@@ -216,7 +216,7 @@ describe("local stack: fake API server → operator → ConfigMap volume → gat
   });
 
   it("reports an invalid resource in its status and keeps traffic flowing on the last valid configuration", async () => {
-    api.put(server("broken", { url: "http://127.0.0.1:1/mcp", idp: "nowhere" }));
+    api.put(server("broken", { url: "http://127.0.0.1:1/mcp", upstreamAuthType: "none", idp: "nowhere" }));
     await waitFor(() => {
       expect(condition("McpServer", "broken", "Accepted")).toMatchObject({
         status: "False",

@@ -50,7 +50,7 @@ describe("svc-operator render", () => {
     const variables = [...stdout.matchAll(/\$\{(SVC_SECRET_[A-Z0-9_]+)\}/g)].map(
       (match) => match[1] as string,
     );
-    expect(variables).toHaveLength(3);
+    expect(variables).toHaveLength(2);
     const withoutSecrets = await exitOf(
       run(node, [gatewayBin, "validate", "--config", file], { env: { PATH: process.env.PATH } }),
     );

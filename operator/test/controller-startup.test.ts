@@ -30,7 +30,7 @@ beforeAll(async () => {
       apiVersion: group,
       kind: "McpServer",
       metadata: { name: "tools", namespace },
-      spec: { deployment: { image: "tools:1" } },
+      spec: { deployment: { image: "tools:1" }, upstreamAuthType: "none" },
     });
   }
   operator = await startOperator({
@@ -78,7 +78,7 @@ describe("controller start-up and scope", () => {
       apiVersion: group,
       kind: "McpServer",
       metadata: { name: "tools", namespace: "mine" },
-      spec: { url: "http://elsewhere.example/mcp" },
+      spec: { url: "http://elsewhere.example/mcp", upstreamAuthType: "none" },
     });
     await waitFor(() => {
       expect(api.get("Deployment", "mine", "tools")).toBeUndefined();
@@ -93,7 +93,7 @@ describe("controller start-up and scope", () => {
       apiVersion: group,
       kind: "McpServer",
       metadata: { name: "late", namespace: "mine" },
-      spec: { url: "http://late.example/mcp" },
+      spec: { url: "http://late.example/mcp", upstreamAuthType: "none" },
     });
     await waitFor(() =>
       expect(configOf("mine").servers.map((server: { name: string }) => server.name)).toContain("late"),

@@ -35,11 +35,27 @@ const gatewayEnv = () => {
 };
 const waitFor = <T>(check: () => T) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
 
+// upstreamAuthType: SPEC's default, oauth, is not built and the gateway refuses it; these upstreams take no credentials.
 const server = (name: string, spec: JsonObject): JsonObject => ({
   apiVersion: group,
   kind: "McpServer",
   metadata: { name, namespace: NS },
-  spec,
+  spec: { upstreamAuthType: "none", ...spec },
+});
+// A disabled exporter holding its secret: today every secret-bearing field belongs to a feature not built yet.
+const gatewaySpec = (extra: JsonObject = {}): JsonObject => ({
+  security: { rateLimiting: { requestsPerMinute: 100 } },
+  exporters: {
+    searchIndex: [
+      {
+        name: "audit",
+        enabled: false,
+        url: "https://search.example",
+        apiKey: { secretKeyRef: { name: "search", key: "api-key" } },
+      },
+    ],
+  },
+  ...extra,
 });
 
 beforeAll(async () => {
@@ -88,19 +104,13 @@ describe("controller", () => {
       apiVersion: group,
       kind: "McpGateway",
       metadata: { name: "main", namespace: NS },
-      spec: { security: { rateLimiting: { requestsPerMinute: 100 } } },
+      spec: gatewaySpec(),
     });
     api.put({
       apiVersion: group,
       kind: "IdentityProvider",
       metadata: { name: "corp", namespace: NS },
-      spec: {
-        type: "hosted_idp",
-        issuer: "https://idp.example/",
-        jwksUri: "https://idp.example/jwks",
-        clientId: "c",
-        clientSecret: { secretKeyRef: { name: "idp", key: "secret" } },
-      },
+      spec: { type: "hosted_idp", issuer: "https://idp.example/", jwksUri: "https://idp.example/jwks" },
     });
     api.put(
       server("remote", {
@@ -118,8 +128,8 @@ describe("controller", () => {
     const config = configYaml();
     expect(config.servers[0].url).toBe("http://local.gw.svc:9000/mcp");
     expect(config.security.rate_limiting.requests_per_minute).toBe(100);
-    expect(config.identity_providers[0].client_secret).toMatch(
-      /^\$\{SVC_SECRET_IDENTITY_PROVIDER_CORP_CLIENT_SECRET_[0-9A-F]{6}\}$/,
+    expect(config.exporters.search_index[0].api_key).toMatch(
+      /^\$\{SVC_SECRET_MCP_GATEWAY_MAIN_EXPORTERS_SEARCH_INDEX_0_API_KEY_[0-9A-F]{6}\}$/,
     );
 
     // Owned objects carry owner references; the server runs as a Deployment + Service.
@@ -144,9 +154,9 @@ describe("controller", () => {
       const env = gatewayEnv();
       expect(env.map((e) => e.name)).toEqual([
         "LOG_LEVEL",
-        expect.stringMatching(/^SVC_SECRET_IDENTITY_PROVIDER_CORP_CLIENT_SECRET_/),
+        expect.stringMatching(/^SVC_SECRET_MCP_GATEWAY_MAIN_EXPORTERS_SEARCH_INDEX_0_API_KEY_/),
       ]);
-      expect(env[1]?.valueFrom).toEqual({ secretKeyRef: { name: "idp", key: "secret" } });
+      expect(env[1]?.valueFrom).toEqual({ secretKeyRef: { name: "search", key: "api-key" } });
     });
 
     await waitFor(() => {
@@ -264,14 +274,71 @@ describe("controller", () => {
     expect(api.get("Service", NS, "local")).toBeUndefined();
   });
 
+  it("reports a resource that would turn on a feature the gateway does not build, and keeps the last valid ConfigMap", async () => {
+    const before = api.get("ConfigMap", NS, "main-config")?.data;
+    // No upstreamAuthType: the gateway's default, oauth, which it cannot do yet.
+    api.put({
+      apiVersion: group,
+      kind: "McpServer",
+      metadata: { name: "needs-oauth", namespace: NS },
+      spec: { url: "http://needs-oauth.example/mcp" },
+    });
+    api.put({
+      apiVersion: group,
+      kind: "McpGateway",
+      metadata: { name: "main", namespace: NS },
+      spec: gatewaySpec({ gatewayPolicy: { scrubbing: { enabled: true } } }),
+    });
+    await waitFor(() =>
+      expect(condition("McpServer", "needs-oauth", "Accepted")).toMatchObject({
+        status: "False",
+        reason: "Invalid",
+        message:
+          "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
+      }),
+    );
+    await waitFor(() =>
+      expect(condition("McpGateway", "main", "Accepted")).toMatchObject({
+        status: "False",
+        reason: "Invalid",
+      }),
+    );
+    expect(condition("McpGateway", "main", "Accepted")?.message).toMatch(
+      /McpGateway gw\/main: spec\.gatewayPolicy\.scrubbing\.enabled: PII scrubbing is not supported yet by this gateway version: nothing would be masked; set it to false/,
+    );
+    expect(api.get("ConfigMap", NS, "main-config")?.data).toEqual(before);
+
+    api.put(server("needs-oauth", { url: "http://needs-oauth.example/mcp" }));
+    api.put({
+      apiVersion: group,
+      kind: "McpGateway",
+      metadata: { name: "main", namespace: NS },
+      spec: gatewaySpec(),
+    });
+    // Fixed, it is programmed; then it goes, so the next tests see the servers they expect.
+    await waitFor(() =>
+      expect(configYaml().servers.map((s: { name: string }) => s.name)).toEqual(["needs-oauth", "remote"]),
+    );
+    await waitFor(() =>
+      expect(condition("McpServer", "needs-oauth", "Accepted")).toMatchObject({ status: "True" }),
+    );
+    await waitFor(() =>
+      expect(condition("McpGateway", "main", "Accepted")).toMatchObject({ status: "True" }),
+    );
+    api.remove("McpServer", NS, "needs-oauth");
+    await waitFor(() =>
+      expect(configYaml().servers.map((s: { name: string }) => s.name)).toEqual(["remote"]),
+    );
+  });
+
   it("puts back an owned object someone deleted, and a secret env entry that is no longer needed goes", async () => {
     api.remove("ConfigMap", NS, "main-config");
     await waitFor(() => expect(configYaml()?.servers).toHaveLength(1));
     api.put({
       apiVersion: group,
-      kind: "IdentityProvider",
-      metadata: { name: "corp", namespace: NS },
-      spec: { type: "hosted_idp", issuer: "https://idp.example/", jwksUri: "https://idp.example/jwks" },
+      kind: "McpGateway",
+      metadata: { name: "main", namespace: NS },
+      spec: gatewaySpec({ exporters: {} }),
     });
     await waitFor(() => {
       const env = gatewayEnv();

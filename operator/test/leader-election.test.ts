@@ -123,7 +123,7 @@ describe("leader election", () => {
       apiVersion: "mcp.svc.dev/v1alpha1",
       kind: "McpServer",
       metadata: { name: "s", namespace: "ops" },
-      spec: { url: "http://s.example/mcp" },
+      spec: { url: "http://s.example/mcp", upstreamAuthType: "none" },
     });
     await waitFor(() =>
       expect(

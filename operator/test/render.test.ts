@@ -54,19 +54,21 @@ describe("render", () => {
   });
 
   it("keeps secret values out of the ConfigMap: ${VAR} in the YAML, secretKeyRef env on the gateway container", () => {
+    // A disabled exporter: the secret-bearing fields the gateway accepts today belong to features it does not build.
+    const exporter = {
+      name: "audit",
+      enabled: false,
+      url: "https://search.example",
+      apiKey: { secretKeyRef: { name: "s", key: "k" } },
+    };
     const result = renderAll([
-      gateway({ containerName: "gw", deploymentName: "edge" }),
-      server("a", {
-        url: "http://a.example/mcp",
-        preregisteredClientId: "id",
-        preregisteredClientSecret: { secretKeyRef: { name: "s", key: "k" } },
-      }),
+      gateway({ containerName: "gw", deploymentName: "edge", exporters: { searchIndex: [exporter] } }),
     ]);
     expect(result.problems).toEqual([]);
     const render = result.gateways[0];
     const variable = render?.env[0]?.name ?? "";
-    expect(variable).toMatch(/^SVC_SECRET_MCP_SERVER_A_PREREGISTERED_CLIENT_SECRET_[0-9A-F]{6}$/);
-    expect(render?.yaml).toContain(`preregistered_client_secret: \${${variable}}`);
+    expect(variable).toMatch(/^SVC_SECRET_MCP_GATEWAY_MAIN_EXPORTERS_SEARCH_INDEX_0_API_KEY_[0-9A-F]{6}$/);
+    expect(render?.yaml).toContain(`api_key: \${${variable}}`);
     expect(render?.gatewayEnvPatch).toMatchObject({
       kind: "Deployment",
       metadata: { name: "edge", namespace: "gw" },
@@ -104,14 +106,22 @@ describe("render", () => {
   });
 
   it("maps the gateway validator's problems back to the resource and its camelCase field", () => {
-    expect(problemsOf([gateway(), server("a", { url: "http://a.example/mcp", idp: "nowhere" })])).toEqual([
-      expect.stringMatching(/^McpServer gw\/a: spec\.idp: .*nowhere/),
-    ]);
     expect(
       problemsOf([
         gateway(),
-        server("a", { url: "http://a.example/mcp", serverType: "inhouse", visibility: "public" }),
-        server("b", { url: "http://b.example/mcp" }),
+        server("a", { url: "http://a.example/mcp", idp: "nowhere", upstreamAuthType: "none" }),
+      ]),
+    ).toEqual([expect.stringMatching(/^McpServer gw\/a: spec\.idp: .*nowhere/)]);
+    expect(
+      problemsOf([
+        gateway(),
+        server("a", {
+          url: "http://a.example/mcp",
+          serverType: "inhouse",
+          visibility: "public",
+          upstreamAuthType: "none",
+        }),
+        server("b", { url: "http://b.example/mcp", upstreamAuthType: "none" }),
       ]),
     ).toEqual([
       expect.stringMatching(/^McpServer gw\/a: spec\.visibility: an inhouse server is always internal/),
@@ -128,6 +138,32 @@ describe("render", () => {
     ).toEqual(["IdentityProvider gw/corp: spec.tenantId: is required for type directory_idp"]);
     expect(problemsOf([gateway({ security: { rateLimiting: { requestsPerMinute: 9000 } } })])).toEqual([
       "McpGateway gw/main: spec.security.rateLimiting.requestsPerMinute: must be a whole number from 1 to 5000 when rate limiting is enabled",
+    ]);
+  });
+
+  it("refuses what the gateway does not build, on the resource and field that would turn it on", () => {
+    expect(
+      problemsOf([
+        gateway({ gatewayPolicy: { scrubbing: { enabled: true } }, oauthServer: {} }),
+        server("needs-oauth", { url: "http://a.example/mcp" }),
+        idp("corp", {
+          type: "hosted_idp",
+          issuer: "https://i.example",
+          jwksUri: "https://i.example/jwks",
+          clientId: "group-sync",
+        }),
+      ]),
+    ).toEqual([
+      expect.stringMatching(
+        /^IdentityProvider gw\/corp: spec\.clientId: group sync through the provider's management API is not supported yet by this gateway version: /,
+      ),
+      "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
+      expect.stringMatching(
+        /^McpGateway gw\/main: spec\.gatewayPolicy\.scrubbing\.enabled: PII scrubbing is not supported yet by this gateway version: /,
+      ),
+      expect.stringMatching(
+        /^McpGateway gw\/main: spec\.oauthServer: the gateway's own OAuth authorization server is not supported yet by this gateway version: /,
+      ),
     ]);
   });
 

@@ -68,20 +68,14 @@ export async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** What a reviewer wants to see of a valid configuration; names and counts only, never a secret. */
+/** What a reviewer wants to see of a valid configuration; names and counts only, never a secret. Exporters are not
+ *  listed: this version refuses an enabled one, so a valid configuration never has any. */
 function summarize({ config, mode, source, warnings }: LoadedConfig) {
-  const enabled = <T extends { name: string; enabled: boolean }>(list: T[]) =>
-    list.filter((e) => e.enabled).map((e) => e.name);
   return {
     source,
     mode,
     servers: config.servers.map((s) => ({ name: s.name, url: s.url, enabled: s.enabled })),
     identity_providers: config.identity_providers.map((p) => ({ name: p.name, type: p.type })),
-    exporters_enabled: {
-      search_index: enabled(config.exporters.search_index),
-      otel: enabled(config.exporters.otel),
-      siem: enabled(config.exporters.siem),
-    },
     warnings,
   };
 }
@@ -89,15 +83,11 @@ function summarize({ config, mode, source, warnings }: LoadedConfig) {
 function renderSummary(summary: ReturnType<typeof summarize>): string {
   const list = (items: string[]) => (items.length === 0 ? "none" : items.join(", "));
   const enabledServers = summary.servers.filter((s) => s.enabled).length;
-  const exporters = Object.entries(summary.exporters_enabled).flatMap(([type, names]) =>
-    names.map((n) => `${n} (${type})`),
-  );
   return [
     `valid: ${summary.source}`,
     `mode: ${summary.mode}`,
     `servers: ${summary.servers.length} (${enabledServers} enabled): ${list(summary.servers.map((s) => (s.enabled ? s.name : `${s.name} (disabled)`)))}`,
     `identity providers: ${summary.identity_providers.length}: ${list(summary.identity_providers.map((p) => `${p.name} (${p.type})`))}`,
-    `exporters enabled: ${list(exporters)}`,
     "",
   ].join("\n");
 }

@@ -1,7 +1,9 @@
 import type { ConfigProblem } from "./problems.ts";
 
 // Centralized mode: no configuration file; everything comes from the control plane, which the gateway finds
-// through these environment variables.
+// through these environment variables. The mode is detected, but no control plane client is built yet: the
+// configuration built here goes through the one validator, which refuses its control_plane (not-built.ts), so the
+// gateway does not start serving nothing while looking configured.
 
 export const CONTROL_PLANE_ENV = {
   url: "SVC_CONTROL_PLANE_URL",
@@ -44,6 +46,13 @@ export function readCentralizedSettings(env: Record<string, string | undefined>)
 
 /** Names the environment variable behind a problem found in a configuration built from the environment. */
 export function attributeToEnvironment(problem: ConfigProblem): ConfigProblem {
+  if (problem.path === "control_plane") {
+    const variables = REQUIRED.map((field) => CONTROL_PLANE_ENV[field]).join(", ");
+    return {
+      ...problem,
+      message: `${problem.message} (centralized mode: the control plane comes from ${variables}; unset them and give the gateway a configuration file)`,
+    };
+  }
   const field = problem.path.replace(/^control_plane\./, "") as keyof typeof CONTROL_PLANE_ENV;
   const variable = CONTROL_PLANE_ENV[field];
   return variable === undefined ? problem : { ...problem, message: `${problem.message} (from ${variable})` };

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { attributeToEnvironment, CONTROL_PLANE_ENV, readCentralizedSettings } from "./centralized.ts";
+import { attributeToEnvironment, readCentralizedSettings } from "./centralized.ts";
 import type { GatewayConfig } from "./derive.ts";
 import { CONFIG_FILE_ENV, findConfigFile } from "./discover.ts";
 import { ConfigError } from "./problems.ts";
@@ -61,8 +61,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
         path: "",
         message:
           `no configuration file found; searched, in order: ${found.searched.join(", ")}. ` +
-          `Pass --config FILE, set ${CONFIG_FILE_ENV}, or for centralized mode set ` +
-          `${CONTROL_PLANE_ENV.url}, ${CONTROL_PLANE_ENV.api_key} and ${CONTROL_PLANE_ENV.gateway_id}`,
+          `Pass --config FILE or set ${CONFIG_FILE_ENV}`,
       },
     ]);
   }

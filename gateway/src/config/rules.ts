@@ -111,12 +111,12 @@ function overrideModesAgree(
   );
 }
 
-function asRecord(value: unknown): Record<string, unknown> {
+export function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};
 }
 
-function asList(value: unknown): unknown[] {
+export function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }

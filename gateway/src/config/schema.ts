@@ -13,7 +13,8 @@ import {
 // The gateway's YAML configuration (SPEC part B), the single source of truth: the loader, `svc-gateway
 // validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
 // objects (unique names, idp references, RBAC mode agreement) live in rules.ts; values derived from others
-// (visibility, server RBAC defaults, project_idp URLs) in derive.ts.
+// (visibility, server RBAC defaults, project_idp URLs) in derive.ts. Fields of features this gateway version does
+// not build stay here in SPEC's shape; not-built.ts refuses the settings that would turn them on.
 
 const RBAC_MODES = ["allow", "deny"] as const;
 
@@ -30,9 +31,16 @@ export const controlPlaneSchema = z
       "Organization; resolved from the control plane at activation when unset",
     ).optional(),
   })
-  .describe("Presence activates Distributed mode");
+  .describe("Presence activates Distributed mode; not built yet, so a file with control_plane is refused");
 
 // ---- identity_providers[] ----------------------------------------------------------------------------------
+
+/** Group sync is not built (not-built.ts refuses a value); empty, e.g. `${VAR:}` unset, means not configured. */
+const groupSyncCredential = (what: string) =>
+  z
+    .string({ error: "must be a string" })
+    .describe(`${what}; group sync is not built yet: a value is refused, empty means not configured`)
+    .optional();
 
 export const IDENTITY_PROVIDER_TYPES = ["hosted_idp", "directory_idp", "project_idp"] as const;
 
@@ -42,14 +50,14 @@ export const identityProviderSchema = z
     type: oneOf(IDENTITY_PROVIDER_TYPES, "Provider type"),
     issuer: httpUrl("OIDC issuer URL; required except for project_idp, where it is derived").optional(),
     jwks_uri: httpUrl("JWKS URL; required except for project_idp, where it is derived").optional(),
-    userinfo_endpoint: httpUrl("Userinfo URL").optional(),
+    userinfo_endpoint: httpUrl("Userinfo URL; not used by this gateway version").optional(),
     api_identifiers: stringList("API audience identifiers; a token's aud must match one").default([]),
     timeout: secondsField(1, 60, 10, "Request timeout towards the provider"),
-    client_id: nonEmptyString("Management API client id, for group sync").optional(),
-    client_secret: nonEmptyString("Management API client secret").optional(),
+    client_id: groupSyncCredential("Management API client id, for group sync"),
+    client_secret: groupSyncCredential("Management API client secret, for group sync"),
     tenant_id: nonEmptyString("Tenant; required for directory_idp, optional for project_idp").optional(),
     project_id: nonEmptyString("Project identifier; required for project_idp").optional(),
-    management_key: nonEmptyString("Management key for group sync (project_idp)").optional(),
+    management_key: groupSyncCredential("Management key for group sync (project_idp)"),
   })
   .superRefine((idp, ctx) => {
     // Rules 3-5: what each provider type cannot work without.
@@ -109,7 +117,7 @@ export const recognizerSchema = z.strictObject({
 });
 
 export const scrubbingPolicySchema = z.strictObject({
-  enabled: flag(false, "Turns PII scrubbing on"),
+  enabled: flag(false, "Turns PII scrubbing on; not built yet, so true is refused"),
   sensitive_fields: stringList("Field names always masked as [MASKED]").default([]),
   whitelist_fields: stringList("Field names never scrubbed").default([]),
   custom_rules: z.array(customRuleSchema).default([]).describe("Regex rules"),
@@ -141,6 +149,7 @@ export const capabilityOverrideSchema = z.strictObject({
 export const SERVER_TYPES = ["inhouse", "third_party"] as const;
 export const VISIBILITIES = ["third_party", "internal", "public"] as const;
 export const UPSTREAM_AUTH_TYPES = ["oauth", "none", "api_key"] as const;
+const UPSTREAM_OAUTH_NOT_BUILT = "Upstream OAuth is not built yet, so a value is refused";
 
 export const serverSchema = z
   .strictObject({
@@ -148,17 +157,28 @@ export const serverSchema = z
       error: "must not contain '/' or white space: it is the path segment in /{name}/mcp",
     }),
     url: httpUrl("Upstream MCP endpoint URL"),
-    description: z.string({ error: "must be a string" }).default("").describe("Description"),
-    server_type: oneOf(SERVER_TYPES, "inhouse servers are always visibility internal").default("third_party"),
+    description: z
+      .string({ error: "must be a string" })
+      .default("")
+      .describe("Description; the resource_name of the server's protected-resource metadata"),
+    server_type: oneOf(SERVER_TYPES, "A label; inhouse servers are always visibility internal").default(
+      "third_party",
+    ),
     enabled: flag(true, "Enables the server; a disabled server answers 404"),
     visibility: oneOf(
       VISIBILITIES,
-      "Visibility level (default third_party; internal for inhouse servers)",
+      "A label: the gateway does not act on it (default third_party; internal for inhouse servers)",
     ).optional(),
-    upstream_auth_type: oneOf(UPSTREAM_AUTH_TYPES, "Authentication towards the upstream").default("oauth"),
-    session_affinity: flag(true, "Keep the same upstream instance per session"),
+    upstream_auth_type: oneOf(
+      UPSTREAM_AUTH_TYPES,
+      "Authentication towards the upstream; oauth (the default) is not built yet and refused: set none or api_key",
+    ).default("oauth"),
+    session_affinity: flag(
+      true,
+      "Keep the same upstream instance per session; the gateway does not pin instances, and warns when the host resolves to several addresses",
+    ),
     idp: nameField(
-      "Identity provider used for group resolution; must name one in identity_providers",
+      "The only identity provider whose tokens this server accepts (its groups, its metadata issuer); must name one in identity_providers",
     ).optional(),
     rbac_enabled: z
       .boolean({ error: "must be true or false" })
@@ -179,18 +199,20 @@ export const serverSchema = z
       .optional(),
     capability_overrides: z.array(capabilityOverrideSchema).default([]).describe("Per-capability rules"),
     preregistered_client_id: nonEmptyString(
-      "Pre-registered OAuth client id; bypasses Dynamic Client Registration",
+      `Pre-registered OAuth client id; bypasses Dynamic Client Registration. ${UPSTREAM_OAUTH_NOT_BUILT}`,
     ).optional(),
     preregistered_client_secret: nonEmptyString(
-      "Pre-registered OAuth client secret; use ${ENV_VAR}",
+      `Pre-registered OAuth client secret; use \${ENV_VAR}. ${UPSTREAM_OAUTH_NOT_BUILT}`,
     ).optional(),
-    auth_server_url: httpUrl("OAuth issuer override for upstreams without discovery metadata").optional(),
+    auth_server_url: httpUrl(
+      `OAuth issuer override for upstreams without discovery metadata. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+    ).optional(),
     scopes_override: nonEmptyString(
-      "Space-separated scopes requested instead of those advertised",
+      `Space-separated scopes requested instead of those advertised. ${UPSTREAM_OAUTH_NOT_BUILT}`,
     ).optional(),
     security: scrubbingPolicySchema
       .optional()
-      .describe("Per-server scrubbing policy, merged with the gateway's"),
+      .describe("Per-server scrubbing policy, merged with the gateway's; scrubbing is not built yet"),
   })
   .superRefine((server, ctx) => {
     if (
@@ -235,7 +257,7 @@ export const capabilityRbacDefaultsSchema = z.strictObject({
 });
 
 export const localServersPolicySchema = z.strictObject({
-  enabled: flag(false, "Turns the local servers policy on"),
+  enabled: flag(false, "Turns the local servers policy on; not built yet, so true is refused"),
   mode: oneOf(RBAC_MODES, "allow admits, deny blocks the listed groups' local servers").default("allow"),
   groups: stringList("Groups the policy applies to").nullable().default(null),
 });
@@ -301,10 +323,13 @@ export const oauthServerSchema = z.strictObject({
 
 // ---- exporters -----------------------------------------------------------------------------------------------
 
+const EXPORTER_ENABLED =
+  "Turns the exporter on; exporters are not built yet, so true (the default) is refused";
+
 export const searchIndexExporterSchema = z
   .strictObject({
     name: nameField("Exporter name, unique among search_index exporters"),
-    enabled: flag(true, "Turns the exporter on"),
+    enabled: flag(true, EXPORTER_ENABLED),
     url: httpUrl("Self-hosted URL; use url or cloud_id, never both").optional(),
     cloud_id: nonEmptyString("Hosted-cloud id; use url or cloud_id, never both").optional(),
     api_key: nonEmptyString("API key; use ${ENV_VAR}").optional(),
@@ -335,7 +360,7 @@ export const OTEL_PROTOCOLS = ["grpc", "http/protobuf", "http/json"] as const;
 export const otelExporterSchema = z
   .strictObject({
     name: nameField("Exporter name, unique among otel exporters"),
-    enabled: flag(true, "Turns the exporter on"),
+    enabled: flag(true, EXPORTER_ENABLED),
     endpoint: httpUrl("OTLP endpoint URL; required when enabled").optional(),
     protocol: oneOf(OTEL_PROTOCOLS, "OTLP protocol").default("grpc"),
     service_name: nonEmptyString("service.name of exported data").default("svc-gateway"),
@@ -373,7 +398,7 @@ export const SIEM_REQUIRED_FIELDS = [
 export const siemExporterSchema = z
   .strictObject({
     name: nameField("Exporter name, unique among siem exporters"),
-    enabled: flag(true, "Turns the exporter on"),
+    enabled: flag(true, EXPORTER_ENABLED),
     dcr_immutable_id: nonEmptyString("Data Collection Rule immutable id; required when enabled").optional(),
     dcr_endpoint: httpsUrl("Logs ingestion endpoint (https); required when enabled").optional(),
     dcr_stream_name: nonEmptyString("Stream of the custom table").default("Custom-SvcGateway_CL"),
@@ -412,7 +437,9 @@ export const gatewayConfigSchema = z
     security: securitySchema.prefault({}).describe("Replay protection and rate limiting"),
     oauth_server: oauthServerSchema
       .optional()
-      .describe("The gateway's own OAuth authorization server; present (even {}) turns it on, with defaults"),
+      .describe(
+        "The gateway's own OAuth authorization server; present (even {}) turns it on. Not built yet, so it is refused",
+      ),
     exporters: exportersSchema.prefault({}).describe("Audit-log export destinations"),
   })
   .describe("svc-gateway configuration");

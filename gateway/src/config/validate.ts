@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { deriveConfig, type GatewayConfig } from "./derive.ts";
+import { checkNotBuilt } from "./not-built.ts";
 import { type ConfigProblem, formatPath, type PathSegment } from "./problems.ts";
 import { checkCrossObjectRules } from "./rules.ts";
 import { gatewayConfigSchema } from "./schema.ts";
@@ -73,6 +74,7 @@ export function validateConfigValue(
     }
   }
   for (const problem of checkCrossObjectRules(value)) add(problem.path, problem.message);
+  for (const problem of checkNotBuilt(value)) add(problem.path, problem.message);
 
   if (!result.success || problems.length > 0) return { ok: false, problems: sortByPosition(problems) };
   const config = deriveConfig(result.data);

@@ -34,9 +34,9 @@ export function resourceMetadataUrl(baseUrl: string, server?: string): string {
 }
 
 /**
- * The gateway's own OAuth server when `oauth_server` is configured (its issuer, else the gateway's URL);
- * otherwise the identity providers' issuers — for a server with an `idp`, only that provider's.
- * The gateway requires no scopes of its own, so scopes_supported is empty.
+ * The identity providers' issuers — for a server with an `idp`, only that provider's. (`oauth_server`, the gateway's
+ * own authorization server, is not built, and a configuration with it is refused.) The gateway requires no scopes of
+ * its own, so scopes_supported is empty.
  */
 export function protectedResourceMetadata(
   config: GatewayConfig,
@@ -49,10 +49,7 @@ export function protectedResourceMetadata(
     target?.idp === undefined
       ? config.identity_providers
       : config.identity_providers.filter((p) => p.name === target.idp);
-  const authorizationServers =
-    config.oauth_server === undefined
-      ? providers.map((p) => p.issuer)
-      : [config.oauth_server.issuer ?? origin];
+  const authorizationServers = providers.map((p) => p.issuer);
   return {
     resource: server === undefined ? origin : `${origin}/${encodeURIComponent(server)}/mcp`,
     authorization_servers: [...new Set(authorizationServers)],

@@ -24,6 +24,7 @@ import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
+import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { readSettings } from "./settings.ts";
 
 export interface StartGatewayOptions {
@@ -192,6 +193,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   // Listening before the config is loaded lets /readiness say "not ready" instead of refusing connections.
   logger.info("loading config", { url });
+  const affinityWarnings = new SessionAffinityWarnings(logger);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
@@ -204,6 +206,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       onSwap: (snapshot) => {
         pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
+        affinityWarnings.check(snapshot.loaded.config.servers);
       },
     });
     await ready.init();
@@ -219,6 +222,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   }
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
   warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
+  affinityWarnings.check(loaded.config.servers);
 
   let watcher: ConfigWatcher | undefined;
   if (reloader.reloadable) {

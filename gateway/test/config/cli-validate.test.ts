@@ -1,39 +1,22 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type Run, svcGateway as run } from "./svc-gateway-cli.ts";
 
-// The real bin, as a platform engineer runs it: exit codes and output are the contract.
-const BIN = new URL("../../bin/svc-gateway.js", import.meta.url).pathname;
 const FULL_EXAMPLE = new URL("../../examples/full.yaml", import.meta.url).pathname;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function svcGateway(
-  args: string[],
-  options: { input?: string; cwd?: string; env?: Record<string, string> } = {},
-): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      // A clean environment: no SVC_CONFIG_FILE or control-plane variables from the developer's shell.
-      { cwd: options.cwd ?? dir, env: { PATH: process.env.PATH ?? "", ...options.env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin?.end(options.input ?? "");
-  });
-}
+/** Runs in the test's scratch directory unless told otherwise. */
+const svcGateway = (args: string[], options: Parameters<typeof run>[1] = {}): Promise<Run> =>
+  run(args, { cwd: dir, ...options });
 
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "svc-cli-"));
-  await writeFile(path.join(dir, "bad.yaml"), 'version: "2.0"\nservers:\n  - name: a\n    url: nope\n');
+  await writeFile(
+    path.join(dir, "bad.yaml"),
+    'version: "2.0"\nservers:\n  - name: a\n    url: nope\n    upstream_auth_type: none\n',
+  );
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -46,10 +29,9 @@ describe("svc-gateway validate", () => {
     expect(run.stdout).toBe(
       [
         `valid: ${FULL_EXAMPLE}`,
-        "mode: distributed",
+        "mode: standalone",
         "servers: 3 (2 enabled): github, billing, legacy-search (disabled)",
         "identity providers: 3: corporate-sso (hosted_idp), entra (directory_idp), partner-project (project_idp)",
-        "exporters enabled: audit-self-hosted (search_index), collector (otel), sentinel (siem)",
         "",
       ].join("\n"),
     );
@@ -97,7 +79,7 @@ describe("svc-gateway validate", () => {
 
   test("--keep-unset-variables checks a file whose secrets are not in this environment", async () => {
     const input =
-      'version: "1.0"\nservers:\n  - name: a\n    url: http://up/mcp\n    preregistered_client_id: c\n    preregistered_client_secret: ${SECRET}\n';
+      'version: "1.0"\nexporters:\n  search_index:\n    - name: es\n      enabled: false\n      url: https://es.example.com\n      api_key: ${SECRET}\n';
     const strict = await svcGateway(["validate", "--config", "-"], { input });
     expect(strict.code).toBe(1);
     expect(strict.stderr).toContain("environment variable SECRET is not set");
@@ -115,7 +97,6 @@ describe("svc-gateway validate", () => {
       mode: "standalone",
       servers: [],
       identity_providers: [],
-      exporters_enabled: { search_index: [], otel: [], siem: [] },
       warnings: [],
     });
   });

@@ -7,7 +7,7 @@ import { CONFIG_FILE_LOCATIONS, ConfigError, loadConfig } from "../../src/config
 
 const VALID = 'version: "1.0"\n';
 const named = (name: string) =>
-  `version: "1.0"\nservers:\n  - name: ${name}\n    url: http://127.0.0.1:1/mcp\n`;
+  `version: "1.0"\nservers:\n  - name: ${name}\n    url: http://127.0.0.1:1/mcp\n    upstream_auth_type: none\n`;
 
 let root: string; // stands in for `/`
 let cwd: string;
@@ -106,12 +106,18 @@ describe("mode detection", () => {
     expect((await load()).mode).toBe("standalone");
   });
 
-  test("distributed: a file with control_plane", async () => {
+  test("distributed: a file with control_plane is refused, as this version has no control-plane client", async () => {
     await writeFile(
       path.join(cwd, "svc-gateway.yaml"),
       `${VALID}control_plane:\n  url: https://cp.example.com\n  api_key: k\n  gateway_id: 6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b\n`,
     );
-    expect((await load()).mode).toBe("distributed");
+    const error = (await load().catch((e: unknown) => e)) as ConfigError;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(
+        /^control_plane: a control plane \(distributed mode\) is not supported yet by this gateway version/,
+      ),
+    ]);
   });
 
   const centralEnv = {
@@ -120,19 +126,17 @@ describe("mode detection", () => {
     SVC_GATEWAY_ID: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
   };
 
-  test("centralized: no file, control-plane settings in the environment", async () => {
-    const loaded = await load({ ...centralEnv, SVC_CONTROL_PLANE_TIMEOUT: "45", SVC_ORGANIZATION_ID: "org" });
-    expect(loaded.mode).toBe("centralized");
-    expect(loaded.source).toBe("environment");
-    expect(loaded.config.control_plane).toEqual({
-      url: "https://cp.example.com",
-      api_key: "secret",
-      gateway_id: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
-      timeout: 45,
-      cache_ttl: 300,
-      organization_id: "org",
-    });
-    expect(loaded.config.servers).toEqual([]);
+  test("centralized: no file, control-plane settings in the environment: detected, and refused by the same rule", async () => {
+    const error = (await load({ ...centralEnv, SVC_CONTROL_PLANE_TIMEOUT: "45" }).catch(
+      (e: unknown) => e,
+    )) as ConfigError;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.source).toBe("environment");
+    expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(
+        /^control_plane: a control plane \(distributed mode\) is not supported yet by this gateway version: .* \(centralized mode: the control plane comes from SVC_CONTROL_PLANE_URL, SVC_CONTROL_PLANE_API_KEY, SVC_GATEWAY_ID; unset them and give the gateway a configuration file\)$/,
+      ),
+    ]);
   });
 
   test("a file wins over centralized settings", async () => {
@@ -163,6 +167,6 @@ describe("mode detection", () => {
     expect(error.message).toContain(
       `searched, in order: /x/gw.yaml, ${path.join(root, "etc/svc-gateway/config.yaml")}, ${path.join(root, "etc/svc-gateway/config.yml")}, ${path.join(cwd, "svc-gateway.yaml")}, ${path.join(cwd, "svc-gateway.yml")}`,
     );
-    expect(error.message).toContain("SVC_CONTROL_PLANE_URL, SVC_CONTROL_PLANE_API_KEY and SVC_GATEWAY_ID");
+    expect(error.message).toContain("Pass --config FILE or set SVC_CONFIG_FILE");
   });
 });

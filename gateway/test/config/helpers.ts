@@ -1,19 +1,22 @@
 import { stringify } from "yaml";
-import { type ConfigProblem, type GatewayConfig, validateConfigText } from "../../src/config/index.ts";
+import {
+  type ConfigProblem,
+  deriveConfig,
+  type GatewayConfig,
+  gatewayConfigSchema,
+  validateConfigText,
+} from "../../src/config/index.ts";
+import { NOT_SUPPORTED_YET } from "../../src/config/not-built.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are edited freely by path; the schema under test does the typing.
 export type Tree = Record<string, any>;
 
-// A configuration that is valid and has one of everything, so a test can change a single value and see only
-// the effect of that change.
+// A configuration that is valid and has one of everything this gateway version builds, so a test can change a single
+// value and see only the effect of that change. Sections of features it does not build are there in the form it
+// accepts: exporters disabled, scrubbing rules with scrubbing off.
 export function fullConfig(): Tree {
   return {
     version: "1.0",
-    control_plane: {
-      url: "https://cp.example.com",
-      api_key: "key",
-      gateway_id: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
-    },
     identity_providers: [
       {
         name: "idp",
@@ -24,18 +27,18 @@ export function fullConfig(): Tree {
         project_id: "project",
       },
     ],
-    servers: [{ name: "srv", url: "https://upstream.example.com/mcp" }],
+    servers: [{ name: "srv", url: "https://upstream.example.com/mcp", upstream_auth_type: "none" }],
     gateway_policy: {
       scrubbing: { custom_rules: [{ pattern: "x", method: "mask", replacement: "r" }] },
     },
     security: {},
-    oauth_server: {},
     exporters: {
-      search_index: [{ name: "es", url: "https://es.example.com" }],
-      otel: [{ name: "otel", endpoint: "http://collector:4317" }],
+      search_index: [{ name: "es", enabled: false, url: "https://es.example.com" }],
+      otel: [{ name: "otel", enabled: false, endpoint: "http://collector:4317" }],
       siem: [
         {
           name: "siem",
+          enabled: false,
           dcr_immutable_id: "dcr-1",
           dcr_endpoint: "https://dce.example.com",
           tenant_id: "t",
@@ -45,6 +48,28 @@ export function fullConfig(): Tree {
       ],
     },
   };
+}
+
+/**
+ * fullConfig() with the sections of features this version does not build turned on: control_plane, oauth_server and
+ * enabled exporters. The validator refuses each of them (not-built.test.ts); SPEC's own rules on them still hold,
+ * so a file is ready for when they land. specProblemLines shows those rules' problems alone.
+ */
+export function withUnbuiltSections(): Tree {
+  const config = fullConfig();
+  config.control_plane = {
+    url: "https://cp.example.com",
+    api_key: "key",
+    gateway_id: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+  };
+  config.oauth_server = {};
+  for (const type of ["search_index", "otel", "siem"]) delete config.exporters[type][0].enabled;
+  return config;
+}
+
+/** What the schema makes of a file (defaults applied, values derived), before this version's refusals. */
+export function parsedBySchema(config: unknown): GatewayConfig {
+  return deriveConfig(gatewayConfigSchema.parse(config));
 }
 
 export function validate(config: unknown, env: Record<string, string | undefined> = {}) {
@@ -69,6 +94,18 @@ export function problems(config: unknown, env: Record<string, string | undefined
 /** `path: message` lines, without positions, for compact assertions. */
 export function problemLines(config: unknown, env: Record<string, string | undefined> = {}): string[] {
   return problems(config, env).map((p) => `${p.path}: ${p.message}`);
+}
+
+/**
+ * Problem lines other than the refusals of features this version does not build; [] when there are none (or the file
+ * is valid). For SPEC's rules on sections that are refused as a whole (withUnbuiltSections).
+ */
+export function specProblemLines(config: unknown, env: Record<string, string | undefined> = {}): string[] {
+  const result = validate(config, env);
+  if (result.ok) return [];
+  return result.problems
+    .filter((p) => !p.message.includes(NOT_SUPPORTED_YET))
+    .map((p) => `${p.path}: ${p.message}`);
 }
 
 /** Sets a value at a dotted path with [n] indexes, e.g. `servers[0].rbac_mode`. */

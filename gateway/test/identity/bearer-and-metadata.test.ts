@@ -93,8 +93,14 @@ describe("protected-resource metadata", () => {
           },
         ],
         servers: [
-          { name: "github", url: "https://up.example.com/mcp", idp: "b", description: "GitHub" },
-          { name: "open", url: "https://up2.example.com/mcp" },
+          {
+            name: "github",
+            url: "https://up.example.com/mcp",
+            idp: "b",
+            description: "GitHub",
+            upstream_auth_type: "none",
+          },
+          { name: "open", url: "https://up2.example.com/mcp", upstream_auth_type: "none" },
         ],
         ...extra,
       }),
@@ -122,16 +128,6 @@ describe("protected-resource metadata", () => {
       dpop_signing_alg_values_supported: ACCEPTED_ALGORITHMS,
       resource_name: "GitHub",
     });
-  });
-  test("with oauth_server configured: the gateway's own authorization server", () => {
-    expect(
-      protectedResourceMetadata(config({ oauth_server: {} }), "http://gw.example.com", "open")
-        .authorization_servers,
-    ).toEqual(["http://gw.example.com"]);
-    const issued = config({ oauth_server: { issuer: "https://login.gw.example.com" } });
-    expect(protectedResourceMetadata(issued, "http://gw.example.com").authorization_servers).toEqual([
-      "https://login.gw.example.com",
-    ]);
   });
   test("a Host that is not a valid authority gives path-only links, not an exception (a 401, not a 500)", () => {
     expect(resourceMetadataUrl("http://bad host", "github")).toBe(

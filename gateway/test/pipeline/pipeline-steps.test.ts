@@ -32,6 +32,7 @@ servers:
   - name: off
     url: http://10.0.0.6/mcp
     enabled: false
+    upstream_auth_type: none
   - name: keyed.v2
     url: https://keyed.example/mcp
     upstream_auth_type: api_key

@@ -90,7 +90,7 @@ beforeAll(async () => {
       { name: "json", url: jsonUpstream.url },
       { name: "off", url: upstream.url, enabled: false },
       { name: "down", url: down },
-      { name: "locked", url: unauthorised.url, upstream_auth_type: "oauth" },
+      { name: "locked", url: unauthorised.url, upstream_auth_type: "none" },
       { name: "broken", url: broken.url },
       { name: "quitter", url: `http://127.0.0.1:${(quitter.address() as { port: number }).port}/mcp` },
       { name: "stalling", url: `http://127.0.0.1:${(stalling.address() as { port: number }).port}/mcp` },
@@ -328,7 +328,9 @@ describe("upstream failures", () => {
     const response = await post("/locked/mcp", INITIALIZE, { authorization: "Bearer client-token" });
     expect(response.statusCode).toBe(502);
     const body = (await response.body.json()) as { error: { message: string; data: { reason: string } } };
-    expect(body.error.message).toMatch(/Upstream server 'locked' requires authorization.*oauth/);
+    expect(body.error.message).toBe(
+      "Upstream server 'locked' requires authorization (it answered HTTP 401); set upstream_auth_type for this server",
+    );
     expect(body.error.data.reason).toBe("upstream_auth_required");
     expect(unauthorised.lastHeaders().authorization).toBeUndefined();
   });

@@ -154,6 +154,7 @@ function serverWith(overrides: Array<Record<string, unknown>>): ServerConfig {
         {
           name: "s",
           url: "http://127.0.0.1:1/mcp",
+          upstream_auth_type: "none",
           capability_rbac_enabled: true,
           capability_overrides: overrides,
         },

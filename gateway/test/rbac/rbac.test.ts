@@ -14,7 +14,7 @@ function configWith(
   const result = validateConfigText(
     stringify({
       version: "1.0",
-      servers: [{ name: "s", url: "http://127.0.0.1:1/mcp", ...server }],
+      servers: [{ name: "s", url: "http://127.0.0.1:1/mcp", upstream_auth_type: "none", ...server }],
       gateway_policy: gatewayPolicy,
     }),
     { env: {} },

@@ -1,0 +1,141 @@
+import type { PathSegment } from "./problems.ts";
+import { asList, asRecord, type RuleProblem } from "./rules.ts";
+import {
+  localServersPolicySchema,
+  otelExporterSchema,
+  scrubbingPolicySchema,
+  searchIndexExporterSchema,
+  serverSchema,
+  siemExporterSchema,
+} from "./schema.ts";
+
+// Settings the configuration can express (SPEC part B) for features this gateway version does not implement. A
+// security gateway that accepted `scrubbing.enabled: true` and did not scrub would leave a platform team believing
+// personal data is masked, so a setting that turns such a feature on is refused, naming the field. Each check
+// reads the effective value (the schema's default when the field is absent) of whatever parsed, so a file with
+// other problems still gets these reported in the same run. Remove a check in the change that builds its feature.
+
+/** The wording every refusal shares, so users, tests and the operator's status can recognise it. */
+export const NOT_SUPPORTED_YET = "is not supported yet by this gateway version";
+
+const EXPORTERS = {
+  search_index: { label: "a search-index exporter", schema: searchIndexExporterSchema },
+  otel: { label: "an OpenTelemetry exporter", schema: otelExporterSchema },
+  siem: { label: "a SIEM exporter", schema: siemExporterSchema },
+} as const;
+
+/** Fields that configure the gateway as an OAuth client of its upstream (upstream_auth_type oauth). */
+const UPSTREAM_OAUTH_FIELDS = [
+  "preregistered_client_id",
+  "preregistered_client_secret",
+  "auth_server_url",
+  "scopes_override",
+] as const;
+
+/** Identity-provider credentials for the management API, used only to sync groups. */
+const GROUP_SYNC_FIELDS = ["client_id", "client_secret", "management_key"] as const;
+
+/** Gateway-wide and per-server scrubbing are refused alike. */
+const SCRUBBING = [
+  "PII scrubbing",
+  "nothing would be masked",
+  "set it to false (the rules may stay, ready for when scrubbing lands)",
+] as const;
+
+export function checkNotBuilt(raw: unknown): RuleProblem[] {
+  const root = asRecord(raw);
+  const problems: RuleProblem[] = [];
+  /** `<feature> is not supported yet by this gateway version: <what would happen>; <what to do instead>` */
+  const refuse = (path: PathSegment[], feature: string, consequence: string, instead: string) =>
+    problems.push({ path, message: `${feature} ${NOT_SUPPORTED_YET}: ${consequence}; ${instead}` });
+
+  if (root.control_plane !== undefined) {
+    refuse(
+      ["control_plane"],
+      "a control plane (distributed mode)",
+      "the gateway would never contact it or apply its policies",
+      "remove control_plane and keep servers and policies in the configuration file",
+    );
+  }
+  if (root.oauth_server !== undefined) {
+    refuse(
+      ["oauth_server"],
+      "the gateway's own OAuth authorization server",
+      "nothing would issue tokens where clients are sent for them",
+      "remove oauth_server (clients get their tokens from the identity providers)",
+    );
+  }
+
+  asList(root.identity_providers).forEach((provider, index) => {
+    const fields = asRecord(provider);
+    for (const field of GROUP_SYNC_FIELDS) {
+      // An empty value (say `${VAR:}` with VAR unset) means "not configured", so one file serves both cases.
+      if (typeof fields[field] === "string" && fields[field] !== "") {
+        refuse(
+          ["identity_providers", index, field],
+          "group sync through the provider's management API",
+          "groups come only from the token's claims",
+          "remove it (an empty value counts as not configured)",
+        );
+      }
+    }
+  });
+
+  asList(root.servers).forEach((server, index) => {
+    const fields = asRecord(server);
+    const at = (...path: PathSegment[]) => ["servers", index, ...path];
+    if (effective(serverSchema.shape.upstream_auth_type, fields.upstream_auth_type) === "oauth") {
+      refuse(
+        at("upstream_auth_type"),
+        `upstream OAuth (oauth${fields.upstream_auth_type === undefined ? ", the default" : ""})`,
+        "the gateway has no way to get an upstream token and would send none",
+        "set it to none or api_key until upstream OAuth lands",
+      );
+    }
+    for (const field of UPSTREAM_OAUTH_FIELDS) {
+      if (fields[field] !== undefined) {
+        refuse(at(field), "upstream OAuth, which this field configures,", "it would be ignored", "remove it");
+      }
+    }
+    if (scrubbingEnabled(fields.security)) refuse(at("security", "enabled"), ...SCRUBBING);
+  });
+
+  const policy = asRecord(root.gateway_policy);
+  if (scrubbingEnabled(policy.scrubbing)) refuse(["gateway_policy", "scrubbing", "enabled"], ...SCRUBBING);
+  if (effective(localServersPolicySchema.shape.enabled, asRecord(policy.local_servers).enabled) === true) {
+    refuse(
+      ["gateway_policy", "local_servers", "enabled"],
+      "the local servers policy",
+      "it would block or admit nothing",
+      "set it to false",
+    );
+  }
+
+  const exporters = asRecord(root.exporters);
+  for (const [type, { label, schema }] of Object.entries(EXPORTERS)) {
+    asList(exporters[type]).forEach((exporter, index) => {
+      const enabled = asRecord(exporter).enabled;
+      if (effective(schema.shape.enabled, enabled) !== true) return;
+      refuse(
+        ["exporters", type, index, "enabled"],
+        `${label}${enabled === undefined ? " (enabled by default)" : ""}`,
+        "nothing would be exported",
+        "set it to false (the audit trail goes to stdout, or to SVC_AUDIT_FILE)",
+      );
+    });
+  }
+  return problems;
+}
+
+function scrubbingEnabled(policy: unknown): boolean {
+  return effective(scrubbingPolicySchema.shape.enabled, asRecord(policy).enabled) === true;
+}
+
+/** The value the gateway would use: the field's schema default when absent; undefined when it does not parse. */
+function effective(
+  field: { safeParse(value: unknown): { success: boolean; data?: unknown } },
+  value: unknown,
+): unknown {
+  const parsed = field.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
