@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type CapabilityKind, textProblem } from "../mcp/canonical-form.ts";
 import {
   flag,
   httpsUrl,
@@ -134,6 +135,15 @@ export const capabilityOverrideSchema = z.strictObject({
     .regex(CAPABILITY_PATTERN, {
       error:
         "must look like tools/<name>, tools/*, resources/<uri>, resources/*, prompts/<name> or prompts/*",
+    })
+    .superRefine((pattern, ctx) => {
+      // A pattern no request can spell (a control character, white space at either end) would never match, and the
+      // restriction it was written for would silently not exist: refused like such a name in a request.
+      const slash = pattern.indexOf("/");
+      const kind = pattern.slice(0, slash) as CapabilityKind;
+      const problem = textProblem("the name", pattern.slice(slash + 1), kind);
+      if (problem !== undefined)
+        ctx.addIssue({ code: "custom", message: `${problem}: it could never match` });
     })
     .describe("Capability pattern: tools/*, tools/<name>, resources/<uri>, prompts/<name>"),
   rbac_enabled: flag(true, "RBAC for this capability"),

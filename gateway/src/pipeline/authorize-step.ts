@@ -4,8 +4,8 @@
 import type { GatewayPolicy, ServerConfig } from "../config/index.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
+import { textProblem } from "../mcp/canonical-form.ts";
 import { isKnownClientMessage } from "../mcp/methods.ts";
-import { textProblem } from "../rbac/canonical-form.ts";
 import { type Capability, capabilityKey, capabilityOfRequest } from "../rbac/capability.ts";
 import { decide, type RbacDecision } from "../rbac/decide.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";

@@ -1,4 +1,4 @@
-export type CapabilityKind = "tools" | "resources" | "prompts";
+import type { CapabilityKind } from "../mcp/canonical-form.ts";
 
 /** What a request touches, in the form capability_overrides patterns are written: `tools/<name>` etc. */
 export interface Capability {

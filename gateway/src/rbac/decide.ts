@@ -24,7 +24,7 @@ const ALLOWED_BY_NO_RULE: RbacDecision = { allowed: true, rule: "none", reason: 
  * - capability (`capability_rbac_enabled`, with a capability): the matching override (see governingOverrides);
  *   without one, for tools, the gateway's default groups by annotation (readOnlyHint → read_only, destructiveHint →
  *   destructive, else unspecified); an empty default list restricts nothing. Decided for every reading of the
- *   capability's name (canonical-form.ts); admitted only when every reading is.
+ *   capability's name (mcp/canonical-form.ts); admitted only when every reading is.
  */
 export function decide(
   server: ServerConfig,
@@ -43,7 +43,7 @@ export function decide(
       ? { allowed: true, rule: "server", reason: `server ${server.name}: admitted` }
       : ALLOWED_BY_NO_RULE;
   }
-  // Every reading must admit (canonical-form.ts). The canonical reading comes first: its rule names an admission;
+  // Every reading must admit (mcp/canonical-form.ts). The canonical reading comes first: its rule names an admission;
   // a refusal by another reading says which one, so the log explains why the spelling was refused.
   const governing = governingOverrides(server.capability_overrides, capability);
   let admitted: RbacDecision | undefined;

@@ -1,4 +1,4 @@
-import { textProblem } from "./canonical-form.ts";
+import { textProblem } from "../mcp/canonical-form.ts";
 import type { Capability } from "./capability.ts";
 import type { ToolHints } from "./decide.ts";
 
@@ -21,7 +21,7 @@ export function isFilteredList(method: string): method is keyof typeof LISTS {
  * A list result without the items the caller may not use, so a user never sees what they cannot call.
  * Returns the same object when nothing was removed (the caller can then pass the original bytes through).
  * An item without a usable name is removed: what cannot be checked is not shown, and a name a call would be refused
- * for (control characters and the like, canonical-form.ts) cannot be called, so it is not shown either.
+ * for (control characters and the like, mcp/canonical-form.ts) cannot be called, so it is not shown either.
  */
 export function filterListResult(
   method: keyof typeof LISTS,

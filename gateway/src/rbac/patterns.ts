@@ -1,9 +1,9 @@
 import type { CapabilityOverride } from "../config/index.ts";
-import { READINGS } from "./canonical-form.ts";
-import type { Capability, CapabilityKind } from "./capability.ts";
+import { type CapabilityKind, READINGS } from "../mcp/canonical-form.ts";
+import type { Capability } from "./capability.ts";
 
 /**
- * The overrides that govern a capability, one per reading (canonical-form.ts): each reading of the capability is
+ * The overrides that govern a capability, one per reading (mcp/canonical-form.ts): each reading of the capability is
  * matched against the same reading of every pattern. Precedence within a reading, most specific first:
  * 1. exact: `tools/delete_repo`, `resources/file:///etc/motd`;
  * 2. patterns within a kind: a resource template (`resources/file:///logs/{date}`, each `{var}` one path segment)

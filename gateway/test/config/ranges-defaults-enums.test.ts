@@ -251,3 +251,20 @@ function readPath(value: unknown, path: string): unknown {
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+describe("capability override patterns", () => {
+  test("a pattern no request could spell is refused, naming why: its restriction would silently not exist", () => {
+    const config = withValue(fullConfig(), "servers[0].capability_overrides", [
+      { capability: "tools/delete_repo " },
+      { capability: "resources/file:///etc/\u0000" },
+      { capability: "prompts/\u200Bsecret" },
+      { capability: "resources/file:///logs/{date}" },
+      { capability: "tools/admin_*" },
+    ]);
+    expect(problemLines(config)).toEqual([
+      "servers[0].capability_overrides[0].capability: the name ends with white space (U+0020): it could never match",
+      "servers[0].capability_overrides[1].capability: the name contains a control character (U+0000) at index 12: it could never match",
+      "servers[0].capability_overrides[2].capability: the name contains a format character (U+200B) at index 0: it could never match",
+    ]);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { stringify } from "yaml";
 import { type ServerConfig, validateConfigText } from "../../src/config/index.ts";
-import { canonicalUri, removeDotSegments, textProblem } from "../../src/rbac/canonical-form.ts";
+import { canonicalUri, removeDotSegments, textProblem } from "../../src/mcp/canonical-form.ts";
 import type { Capability } from "../../src/rbac/capability.ts";
 import { decide } from "../../src/rbac/decide.ts";
 import { filterListResult } from "../../src/rbac/filter-list.ts";

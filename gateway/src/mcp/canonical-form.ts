@@ -5,7 +5,9 @@
 // and (2) decides over every plausible reading of what is left, admitting only when every reading is admitted
 // (rbac/decide.ts). Override patterns go through the same readings, once per configuration (rbac/patterns.ts).
 import { TextDecoder } from "node:util";
-import type { CapabilityKind } from "./capability.ts";
+
+/** The three kinds of capability an MCP message can name. */
+export type CapabilityKind = "tools" | "resources" | "prompts";
 
 // ---- refusals ---------------------------------------------------------------------------------------------------
 
