@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type CapabilityKind, textProblem } from "../mcp/canonical-form.ts";
+import { compileCustomPattern } from "./custom-pattern.ts";
 import {
   flag,
   httpsUrl,
@@ -79,13 +80,10 @@ export const identityProviderSchema = z
 
 // ---- scrubbing policy (servers[].security and gateway_policy.scrubbing) ----------------------------------
 
-/** Flags every custom rule pattern is compiled with; documented in the README. */
-export const CUSTOM_RULE_REGEX_FLAGS = "gu";
-
 export const customRuleSchema = z
   .strictObject({
     pattern: nonEmptyString(
-      `Regular expression (JavaScript syntax, compiled with flags "${CUSTOM_RULE_REGEX_FLAGS}")`,
+      "RE2 regular expression, matched in linear time: no backreferences or lookaround; (?i) for case-insensitive",
     ),
     method: oneOf(["mask", "remove", "hash", "replace"], "What to do with a match"),
     replacement: z
@@ -94,15 +92,9 @@ export const customRuleSchema = z
       .optional(),
   })
   .superRefine((rule, ctx) => {
-    try {
-      new RegExp(rule.pattern, CUSTOM_RULE_REGEX_FLAGS);
-    } catch (error) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["pattern"],
-        message: `is not a valid regular expression: ${(error as Error).message}`,
-      });
-    }
+    // Compiled exactly as the scrubbing engine compiles it, so a pattern that loads is a pattern that runs.
+    const compiled = compileCustomPattern(rule.pattern);
+    if (!compiled.ok) ctx.addIssue({ code: "custom", path: ["pattern"], message: compiled.reason });
     if (rule.method === "replace" && rule.replacement === undefined) {
       ctx.addIssue({ code: "custom", path: ["replacement"], message: "is required when method is replace" });
     }

@@ -95,6 +95,18 @@ describe("problem reporting", () => {
       'version: "1.0"\ngateway_policy:\n  scrubbing:\n    custom_rules:\n      - pattern: "(unclosed"\n        method: mask\n',
     );
     expect(found.map((p) => p.path)).toEqual(["gateway_policy.scrubbing.custom_rules[0].pattern"]);
-    expect(found[0]?.message).toMatch(/^is not a valid regular expression: /);
+    expect(found[0]?.message).toMatch(/^is not a valid RE2 pattern \(missing closing \)/);
+  });
+
+  test("a custom rule pattern that needs backtracking is refused at load: scrubbing runs patterns in linear time", () => {
+    const found = problems(
+      'version: "1.0"\ngateway_policy:\n  scrubbing:\n    custom_rules:\n      - pattern: "(\\\\w+)-\\\\1"\n        method: mask\n',
+    );
+    expect(found.map((p) => [p.path, p.message])).toEqual([
+      [
+        "gateway_policy.scrubbing.custom_rules[0].pattern",
+        "is not a valid RE2 pattern (invalid escape sequence: `\\1`: backreferences are not supported, matching must stay linear-time)",
+      ],
+    ]);
   });
 });

@@ -1,0 +1,33 @@
+import { isIPv6 } from "node:net";
+import { patternRecognizer } from "../recognizer.ts";
+import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
+
+// IPv4 dotted quads (each octet 0-255, not inside a longer dotted run such as a four-part version string),
+// and IPv6 in any of its textual forms: a loose run of hex digits and colons proposes, node:net decides.
+const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const IPV4 = new RegExp(`(?<![\\w.])${OCTET}(?:\\.${OCTET}){3}(?!\\.?\\w)`, "g");
+const IPV6 =
+  /(?<![\w:.])(?=[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![\w:.])/g;
+
+// Four single-digit parts ("1.2.3.4", "8.7.5.5") are version strings far more often than hosts that belong to
+// a person: weak alone, found with a context word ("ip", "host", ...).
+const SINGLE_DIGIT_QUAD = /^\d\.\d\.\d\.\d$/;
+
+function validate(match: string): number | null | undefined {
+  if (SINGLE_DIGIT_QUAD.test(match)) return 0.3;
+  if (!match.includes(":")) return undefined;
+  // "::" alone (the unspecified address) is more often C++ or a separator than an address.
+  return isIPv6(match) && match !== "::" ? undefined : null;
+}
+
+export const ipAddressRecognizer = patternRecognizer({
+  entity: "IP_ADDRESS",
+  needsDigit: false,
+  patterns: [
+    { regex: IPV4, score: 0.6 },
+    { regex: IPV6, score: 0.6 },
+  ],
+  validate,
+  context: ["ip", "ipv4", "ipv6", "address", "host", "client", "server", "addr"],
+  negativeContext: NEAR_MISS_WORDS,
+});

@@ -1,0 +1,21 @@
+// Words that announce a number which only looks like personal data: order, invoice and tracking numbers,
+// version and build strings, serials. Recognizers of bare digit patterns list them as negative context.
+export const NEAR_MISS_WORDS: readonly string[] = [
+  "order",
+  "invoice",
+  "ref",
+  "reference",
+  "tracking",
+  "shipment",
+  "sku",
+  "version",
+  "build",
+  "release",
+  "ticket",
+  "serial",
+  "isbn",
+  "part",
+  "model",
+  "confirmation",
+  "booking",
+];

@@ -1,0 +1,95 @@
+import type { CountryCode } from "libphonenumber-js/max";
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import type { Recognizer } from "../recognizer.ts";
+import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
+
+// A cheap regex proposes digit runs written like phone numbers; libphonenumber-js (Google's libphonenumber
+// metadata, the "max" set so validity means an assigned range, not just a plausible length) decides. How a
+// number is written sets how sure we are: an international prefix is strong evidence, a trunk "0" or an area
+// code in parentheses medium, bare digits in a non-NANP region are too often dates or IDs to count alone.
+
+const CANDIDATE =
+  /(?<![\w+\-.])(?:\+|\b00)?(?:\(\d{1,4}\)|\d)[\d \-.()]{4,24}\d(?:[ ]?(?:x|ext\.?|#)[ ]?\d{1,6})?(?![\w@]|-\w)/g;
+const EXTENSION = /[ ]?(?:x|ext\.?|#)[ ]?\d{1,6}$/;
+// North American Numbering Plan: area code and exchange start with 2-9; written 3-3-4 with separators or
+// parentheses ("(415) 555-0132", "415.555.0132", "+1-415-555-0132").
+const NANP_WRITTEN = /^(?:\+?1[ \-.]?)?(?:\([2-9]\d{2}\)[ ]?|[2-9]\d{2}([ \-.]))[2-9]\d{2}[ \-.]\d{4}$/;
+/** Regions whose national formats are tried for numbers written without an international prefix. */
+const NATIONAL_REGIONS: readonly CountryCode[] = [
+  "US",
+  "GB",
+  "DE",
+  "FR",
+  "IT",
+  "ES",
+  "NL",
+  "BE",
+  "CH",
+  "AT",
+  "SE",
+  "AU",
+  "IN",
+  "IL",
+  "BR",
+];
+const MIN_DIGITS = 7;
+const MAX_DIGITS = 15;
+
+function score(candidate: string, hasContextWord: () => boolean): number | null {
+  const number = candidate.replace(EXTENSION, "");
+  const digits = number.replace(/\D/g, "");
+  if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS + 2) return null;
+  if (number.startsWith("+") || number.startsWith("00")) {
+    // "+41 (0)38 549 02 90": the bracketed trunk zero is dialled only nationally.
+    const international = `+${number.replace(/^(\+|00)/, "").replace(/\(0\)/, "")}`;
+    const parsed = parsePhoneNumberFromString(international, { extract: false });
+    if (parsed === undefined) return null;
+    if (parsed.isValid()) return 0.7;
+    // A "+" says phone number even for an unassigned range; "00" also starts order and reference numbers.
+    return number.startsWith("+") && parsed.isPossible() ? 0.5 : null;
+  }
+  if (NANP_WRITTEN.test(number)) {
+    const parsed = parsePhoneNumberFromString(number, { defaultCountry: "US", extract: false });
+    return parsed?.isValid() ? 0.6 : 0.4;
+  }
+  if (/^[2-9]\d{9}$/.test(number)) {
+    // Ten bare digits: a NANP number only if assigned, and then still only with a context word.
+    const parsed = parsePhoneNumberFromString(number, { defaultCountry: "US", extract: false });
+    return parsed?.isValid() ? 0.3 : null;
+  }
+  const grouped = /[ \-.()]/.test(number);
+  if (number.startsWith("0") || number.startsWith("(")) {
+    // Grouped as people write phone numbers: medium; one bare run of digits: needs a context word.
+    if (validInSomeRegion(number)) return grouped ? 0.5 : 0.3;
+    return null;
+  }
+  // A grouped local number without trunk prefix ("467 3395") is a phone number only when a context word
+  // says so; without one the regions are not even tried (dates and counts look the same).
+  if (grouped && hasContextWord() && validInSomeRegion(number)) return 0.1;
+  return null;
+}
+
+function validInSomeRegion(number: string): boolean {
+  for (const region of NATIONAL_REGIONS) {
+    if (parsePhoneNumberFromString(number, { defaultCountry: region, extract: false })?.isValid())
+      return true;
+  }
+  return false;
+}
+
+export const phoneNumberRecognizer: Recognizer = {
+  entity: "PHONE_NUMBER",
+  // Not "number": too general ("NHS number", "account number") to decide between recognizers.
+  context: ["phone", "telephone", "tel", "cell", "cellphone", "mobile", "call", "fax", "contact", "whatsapp"],
+  negativeContext: NEAR_MISS_WORDS,
+  needsDigit: true,
+  find(text, emit, contextAt) {
+    CANDIDATE.lastIndex = 0;
+    for (let match = CANDIDATE.exec(text); match !== null; match = CANDIDATE.exec(text)) {
+      const candidate = match[0];
+      const start = match.index;
+      const found = score(candidate, () => contextAt(start) > 0);
+      if (found !== null) emit({ start: match.index, end: match.index + candidate.length, score: found });
+    }
+  },
+};
