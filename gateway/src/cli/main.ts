@@ -21,6 +21,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "check a configuration file and print a summary",
     load: () => import("./validate.ts"),
   },
+  inspect: {
+    summary: "dry-run the message inspectors (PII scrubbing) on JSON lines of sample text",
+    load: () => import("./inspect.ts"),
+  },
   audit: {
     summary: "audit verify FILE: check an audit log's hash chain for edits and deletions",
     load: () => import("./audit.ts"),
