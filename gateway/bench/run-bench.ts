@@ -3,7 +3,9 @@
 //   gateway  → svc-gateway start (its own process) → upstream
 //   nginx    → nginx, 1 worker (when installed)   → upstream
 //   secured  → svc-gateway start with JWT auth + RBAC + Redis rate limit + replay + audit → upstream
-// for a JSON tools/call and an SSE tools/call, in two phases:
+//   scrubbed → the same secured gateway, on a server with PII scrubbing and every recognizer on → upstream
+// for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
+// personal data whose result is 4 KB, in two phases:
 //   throughput: CONCURRENCY keep-alive connections, closed loop  → req/s (and p50/p99 under load)
 //   latency:    1 connection, one request at a time               → p50/p99 without queueing
 // Ratios are computed against baselines measured in the same run, never against fixed numbers. The paths are
@@ -24,9 +26,10 @@ import { cpuMs } from "./process-cpu.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
-type Path = "direct" | "gateway" | "nginx" | "secured";
-const PATHS = ["direct", "gateway", "nginx", "secured"] as const;
-type Kind = "json" | "sse";
+type Path = "direct" | "gateway" | "nginx" | "secured" | "scrubbed";
+const PATHS = ["direct", "gateway", "nginx", "secured", "scrubbed"] as const;
+type Kind = "json" | "sse" | "pii";
+const KINDS = ["json", "sse", "pii"] as const;
 type Phase = "throughput" | "latency";
 
 /** A load result plus the CPU the proxy (gateway or nginx) and the upstream spent per request. */
@@ -53,6 +56,23 @@ const body = JSON.stringify({
   method: "tools/call",
   params: { name: "echo", arguments: { text: "hello from the bench" } },
 });
+/** About 1 KB of a support ticket with the personal data tool arguments really carry. */
+const ticket = [
+  "hello from the bench: customer Jane Roe (jane.roe@example.com, +1 415 555 0132) reports that card",
+  "4111 1111 1111 1111 was declined twice at the self-service kiosk. She called from 198.51.100.23 and asked",
+  "for a refund to IBAN GB82 WEST 1234 5698 7654 32. Her SSN on the account form reads 536-22-8841.",
+].join(" ");
+const piiText =
+  `${ticket} ${"The agent checked the order history and the shipping notes; nothing else was unusual. ".repeat(8)}`.slice(
+    0,
+    1024,
+  );
+const piiBody = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "report", arguments: { text: piiText } },
+});
 const headers = {
   "content-type": "application/json",
   accept: "application/json, text/event-stream",
@@ -64,7 +84,7 @@ async function verify(path: Path, kind: Kind, target: Target): Promise<void> {
   const response = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
   const text = await response.text();
   const contentType = response.headers.get("content-type") ?? "";
-  const expectedType = kind === "json" ? "application/json" : "text/event-stream";
+  const expectedType = kind === "sse" ? "text/event-stream" : "application/json";
   if (
     response.status !== 200 ||
     !contentType.includes(expectedType) ||
@@ -118,18 +138,28 @@ async function main(): Promise<void> {
       gateway: gateway.url,
       nginx: nginx?.url,
       secured: secured.url,
+      scrubbed: secured.url,
     };
     const targetFor = (path: Path, kind: Kind): Target | undefined => {
       const base = bases[path];
-      if (!base) return undefined;
-      const route = path === "direct" ? `/${kind}/mcp` : `/bench-${kind}/mcp`;
-      if (path !== "secured") return { url: `${base}${route}`, body, headers };
+      if (!base || (path === "scrubbed" && kind !== "pii")) return undefined;
+      // The pii workload goes to the JSON upstream route; the scrubbed path is its secured-gateway server with scrubbing.
+      const upstreamKind = kind === "pii" ? "json" : kind;
+      const route =
+        path === "direct"
+          ? `/${upstreamKind}/mcp`
+          : path === "scrubbed"
+            ? "/bench-pii/mcp"
+            : `/bench-${upstreamKind}/mcp`;
+      const payload = kind === "pii" ? piiBody : body;
+      if (path !== "secured" && path !== "scrubbed")
+        return { url: `${base}${route}`, body: payload, headers };
       const headerSets = (secured?.authHeaders ?? []).map((auth) => ({ ...headers, ...auth }));
-      return { url: `${base}${route}`, body, headers: headerSets[0] ?? headers, headerSets };
+      return { url: `${base}${route}`, body: payload, headers: headerSets[0] ?? headers, headerSets };
     };
 
     const rows: Row[] = [];
-    for (const kind of ["json", "sse"] as const) {
+    for (const kind of KINDS) {
       for (const path of PATHS) {
         const target = targetFor(path, kind);
         if (target) await verify(path, kind, target);
@@ -140,11 +170,12 @@ async function main(): Promise<void> {
       gateway: gateway.process.pid,
       nginx: nginx?.pid,
       secured: secured.pid,
+      scrubbed: secured.pid,
     };
     const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
       for (const phase of ["throughput", "latency"] as const) {
-        for (const kind of ["json", "sse"] as const) {
+        for (const kind of KINDS) {
           for (const path of PATHS) {
             const target = targetFor(path, kind);
             if (!target) continue;
@@ -177,7 +208,7 @@ async function main(): Promise<void> {
       process.stdout.write(`round ${round + 1}/${rounds} done\n`);
     }
     for (const phase of ["throughput", "latency"] as const) {
-      for (const kind of ["json", "sse"] as const) {
+      for (const kind of KINDS) {
         for (const path of PATHS) {
           const runs = samples.get(`${phase}/${kind}/${path}`);
           if (!runs) continue;
@@ -204,7 +235,7 @@ async function main(): Promise<void> {
       "\nratios (targets: gateway ≥ 0.6 × nginx req/s; gateway p50 ≤ direct p50 + 1 ms at 1 connection; secured ≥ 0.4 × nginx req/s)",
     );
     const summary: Record<string, unknown> = {};
-    for (const kind of ["json", "sse"] as const) {
+    for (const kind of KINDS) {
       const gw = find("throughput", kind, "gateway");
       const ng = find("throughput", kind, "nginx");
       const direct = find("throughput", kind, "direct");
@@ -242,6 +273,32 @@ async function main(): Promise<void> {
           `  CPU/req nginx÷gateway ${fmt(cpuRatio)}`,
       );
     }
+    // Scrubbing (every recognizer on) against the secured path it adds to, on the same 1 KB → 4 KB workload.
+    const scrubbed = find("throughput", "pii", "scrubbed");
+    const securedPii = find("throughput", "pii", "secured");
+    const nginxPii = find("throughput", "pii", "nginx");
+    const scrubbedLatency = find("latency", "pii", "scrubbed");
+    const securedPiiLatency = find("latency", "pii", "secured");
+    const scrubbedVsNginx = scrubbed && nginxPii ? scrubbed.rps / nginxPii.rps : Number.NaN;
+    const addedP50 =
+      scrubbedLatency && securedPiiLatency ? scrubbedLatency.p50Ms - securedPiiLatency.p50Ms : Number.NaN;
+    const addedP99 =
+      scrubbedLatency && securedPiiLatency ? scrubbedLatency.p99Ms - securedPiiLatency.p99Ms : Number.NaN;
+    summary.pii = {
+      ...(summary.pii as Record<string, number>),
+      scrubbedVsNginxRps: scrubbedVsNginx,
+      scrubbedVsSecuredRps: scrubbed && securedPii ? scrubbed.rps / securedPii.rps : Number.NaN,
+      scrubbingAddedP50Ms: addedP50,
+      scrubbingAddedP99Ms: addedP99,
+      scrubbingCpuUsPerRequest:
+        scrubbed && securedPii ? scrubbed.proxyCpuUsPerRequest - securedPii.proxyCpuUsPerRequest : Number.NaN,
+    };
+    console.log(
+      `pii  scrubbed/nginx req/s ${fmt(scrubbedVsNginx)}${Number.isFinite(scrubbedVsNginx) ? (scrubbedVsNginx >= 0.5 ? " (meets 0.5)" : " (BELOW 0.5)") : " (no nginx)"}` +
+        `  scrubbed/secured req/s ${fmt((summary.pii as Record<string, number>).scrubbedVsSecuredRps ?? Number.NaN)}` +
+        `  added over secured at 1 connection: p50 ${fmt(addedP50)} ms${addedP50 <= 1 ? " (meets 1 ms)" : " (ABOVE 1 ms)"}, p99 ${fmt(addedP99)} ms` +
+        `  gateway CPU/req added ${fmt((summary.pii as Record<string, number>).scrubbingCpuUsPerRequest ?? Number.NaN, 0)} µs`,
+    );
     if (process.env.BENCH_JSON) {
       await writeFile(
         process.env.BENCH_JSON,

@@ -1,9 +1,11 @@
-// The "secured" bench path: a second `svc-gateway start` with everything of issue 4 on — JWT validation against a
+// The "secured" bench path: a second `svc-gateway start` with the whole access layer on — JWT validation against a
 // real OpenID provider's JWKS, server and capability RBAC, the per-user rate limit in a real redis-server, replay
-// protection and the audit trail (stdout, into its log file). Requests come from BENCH_USERS users (default 64),
+// protection and the audit trail (stdout, into its log file). Its `bench-pii` server adds PII scrubbing with every
+// recognizer on (the "scrubbed" path), so the cost of scrubbing is measured in the same process as its baseline. Requests come from BENCH_USERS users (default 64),
 // each with its own token, so the rate limit counts per user as in production and never refuses the bench.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ENTITY_TYPES } from "../src/inspect/pii/index.ts";
 import { type SpawnedGateway, spawnGateway } from "../test/conformance/spawn-gateway.ts";
 import { identityProvidersYaml } from "../test/identity/support/gateway-identity.ts";
 import {
@@ -32,12 +34,18 @@ export async function startSecuredGateway(
   let gateway: SpawnedGateway | undefined;
   try {
     redis = await RedisServer.start();
-    const server = (name: string, path: string) => `  - name: ${name}
+    const server = (name: string, path: string, extra = "") => `  - name: ${name}
     url: ${upstreamUrl}${path}
     upstream_auth_type: none
     rbac_enabled: true
     allowed_groups: [bench]
     capability_rbac_enabled: true
+${extra}`;
+    const everyRecognizer = ENTITY_TYPES.map((entity) => `        - { entity_type: ${entity} }`).join("\n");
+    const scrubbing = `    security:
+      enabled: true
+      recognizers:
+${everyRecognizer}
 `;
     const config = join(dir, "secured.yaml");
     await writeFile(
@@ -51,7 +59,7 @@ ${identityProvidersYaml(idp, { name: "bench-idp", audience: AUDIENCE })}gateway_
 security:
   rate_limiting: { enabled: true, requests_per_minute: 5000, window_seconds: 10 }
 servers:
-${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}`,
+${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("bench-pii", "/json/mcp", scrubbing)}`,
     );
     gateway = await spawnGateway(config, {
       env: { REDIS_URL: redis.url, SVC_ALLOW_ANONYMOUS: "false" },

@@ -1,4 +1,5 @@
-// The bench's upstream: a stateless MCP server built with the SDK, one `echo` tool, answering
+// The bench's upstream: a stateless MCP server built with the SDK, an `echo` tool and a `report` tool (its text four
+// times over: a 1 KB argument becomes a 4 KB result, the scrubbing scenario's shape), answering
 //   /json/mcp  with a JSON response (enableJsonResponse)
 //   /sse/mcp   with an SSE stream carrying the result
 // Stateless (no session), so every request is one self-contained tools/call, the same work on every path.
@@ -18,6 +19,11 @@ function buildServer(): McpServer {
     "echo",
     { description: "Returns its text argument", inputSchema: echoInput },
     async ({ text }) => ({ content: [{ type: "text", text }] }),
+  );
+  mcp.registerTool(
+    "report",
+    { description: "Returns its text argument four times over", inputSchema: echoInput },
+    async ({ text }) => ({ content: [{ type: "text", text: `${text}\n${text}\n${text}\n${text}` }] }),
   );
   return mcp;
 }
