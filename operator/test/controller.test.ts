@@ -287,7 +287,7 @@ describe("controller", () => {
       apiVersion: group,
       kind: "McpGateway",
       metadata: { name: "main", namespace: NS },
-      spec: gatewaySpec({ gatewayPolicy: { scrubbing: { enabled: true } } }),
+      spec: gatewaySpec({ gatewayPolicy: { localServers: { enabled: true } } }),
     });
     await waitFor(() =>
       expect(condition("McpServer", "needs-oauth", "Accepted")).toMatchObject({
@@ -304,7 +304,7 @@ describe("controller", () => {
       }),
     );
     expect(condition("McpGateway", "main", "Accepted")?.message).toMatch(
-      /McpGateway gw\/main: spec\.gatewayPolicy\.scrubbing\.enabled: PII scrubbing is not supported yet by this gateway version: nothing would be masked; set it to false/,
+      /McpGateway gw\/main: spec\.gatewayPolicy\.localServers\.enabled: the local servers policy is not supported yet by this gateway version: it would block or admit nothing; set it to false/,
     );
     expect(api.get("ConfigMap", NS, "main-config")?.data).toEqual(before);
 

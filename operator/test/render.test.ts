@@ -144,7 +144,7 @@ describe("render", () => {
   it("refuses what the gateway does not build, on the resource and field that would turn it on", () => {
     expect(
       problemsOf([
-        gateway({ gatewayPolicy: { scrubbing: { enabled: true } }, oauthServer: {} }),
+        gateway({ gatewayPolicy: { localServers: { enabled: true } }, oauthServer: {} }),
         server("needs-oauth", { url: "http://a.example/mcp" }),
         idp("corp", {
           type: "hosted_idp",
@@ -159,7 +159,7 @@ describe("render", () => {
       ),
       "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
       expect.stringMatching(
-        /^McpGateway gw\/main: spec\.gatewayPolicy\.scrubbing\.enabled: PII scrubbing is not supported yet by this gateway version: /,
+        /^McpGateway gw\/main: spec\.gatewayPolicy\.localServers\.enabled: the local servers policy is not supported yet by this gateway version: /,
       ),
       expect.stringMatching(
         /^McpGateway gw\/main: spec\.oauthServer: the gateway's own OAuth authorization server is not supported yet by this gateway version: /,

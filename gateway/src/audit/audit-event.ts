@@ -5,6 +5,7 @@ export type AuditKind =
   | "rate_limited"
   | "replay_refused"
   | "session_refused"
+  | "pii_scrubbed"
   | "upstream_error"
   | "call_completed"
   | "events_dropped";

@@ -3,15 +3,14 @@ import { asList, asRecord, type RuleProblem } from "./rules.ts";
 import {
   localServersPolicySchema,
   otelExporterSchema,
-  scrubbingPolicySchema,
   searchIndexExporterSchema,
   serverSchema,
   siemExporterSchema,
 } from "./schema.ts";
 
 // Settings the configuration can express (SPEC part B) for features this gateway version does not implement. A
-// security gateway that accepted `scrubbing.enabled: true` and did not scrub would leave a platform team believing
-// personal data is masked, so a setting that turns such a feature on is refused, naming the field. Each check
+// security gateway that accepted, say, an enabled exporter and exported nothing would leave a platform team believing
+// its audit trail reaches its tools, so a setting that turns such a feature on is refused, naming the field. Each check
 // reads the effective value (the schema's default when the field is absent) of whatever parsed, so a file with
 // other problems still gets these reported in the same run. Remove a check in the change that builds its feature.
 
@@ -34,13 +33,6 @@ const UPSTREAM_OAUTH_FIELDS = [
 
 /** Identity-provider credentials for the management API, used only to sync groups. */
 const GROUP_SYNC_FIELDS = ["client_id", "client_secret", "management_key"] as const;
-
-/** Gateway-wide and per-server scrubbing are refused alike. */
-const SCRUBBING = [
-  "PII scrubbing",
-  "nothing would be masked",
-  "set it to false (the rules may stay, ready for when scrubbing lands)",
-] as const;
 
 export function checkNotBuilt(raw: unknown): RuleProblem[] {
   const root = asRecord(raw);
@@ -97,11 +89,9 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
         refuse(at(field), "upstream OAuth, which this field configures,", "it would be ignored", "remove it");
       }
     }
-    if (scrubbingEnabled(fields.security)) refuse(at("security", "enabled"), ...SCRUBBING);
   });
 
   const policy = asRecord(root.gateway_policy);
-  if (scrubbingEnabled(policy.scrubbing)) refuse(["gateway_policy", "scrubbing", "enabled"], ...SCRUBBING);
   if (effective(localServersPolicySchema.shape.enabled, asRecord(policy.local_servers).enabled) === true) {
     refuse(
       ["gateway_policy", "local_servers", "enabled"],
@@ -125,10 +115,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
     });
   }
   return problems;
-}
-
-function scrubbingEnabled(policy: unknown): boolean {
-  return effective(scrubbingPolicySchema.shape.enabled, asRecord(policy).enabled) === true;
 }
 
 /** The value the gateway would use: the field's schema default when absent; undefined when it does not parse. */

@@ -110,7 +110,7 @@ export const recognizerSchema = z.strictObject({
 });
 
 export const scrubbingPolicySchema = z.strictObject({
-  enabled: flag(false, "Turns PII scrubbing on; not built yet, so true is refused"),
+  enabled: flag(false, "Turns PII scrubbing on (any layer that enables it turns it on)"),
   sensitive_fields: stringList("Field names always masked as [MASKED]").default([]),
   whitelist_fields: stringList("Field names never scrubbed").default([]),
   custom_rules: z.array(customRuleSchema).default([]).describe("Regex rules"),
@@ -214,7 +214,9 @@ export const serverSchema = z
     ).optional(),
     security: scrubbingPolicySchema
       .optional()
-      .describe("Per-server scrubbing policy, merged with the gateway's; scrubbing is not built yet"),
+      .describe(
+        "Per-server scrubbing policy, merged with the gateway's (union; the server's replacements win)",
+      ),
   })
   .superRefine((server, ctx) => {
     if (

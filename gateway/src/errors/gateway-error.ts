@@ -27,6 +27,9 @@ export const GATEWAY_ERROR_CODES = {
   // Capability RBAC refuses a parsed call: HTTP 200 with the JSON-RPC error, so an MCP client reports it as the
   // call's error (a 403 would surface as a transport failure).
   capability_forbidden: { status: 200, rpcCode: -32043 },
+  // A message past what PII scrubbing inspects (a string, depth or size bound): refused rather than forwarded
+  // with parts unscanned. HTTP 200 with the JSON-RPC error, like a capability refusal.
+  uninspectable: { status: 200, rpcCode: -32013 },
   // A name or URI no upstream should be handed (control or format characters, white space at an end, …), or with
   // capability RBAC on a capability param that is missing: JSON-RPC's invalid params, HTTP 200 for the same reason.
   invalid_params: { status: 200, rpcCode: -32602 },

@@ -14,18 +14,28 @@ import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import type { MessageInspector } from "./inspector.ts";
 import { rbacListInspector } from "./rbac-list-inspector.ts";
 import type { RequestRecord } from "./request-record.ts";
+import { type ScrubListener, scrubInspectors } from "./scrub-inspector.ts";
 
-export function requestInspectors(_record: RequestRecord, _snapshot: ConfigSnapshot): MessageInspector[] {
-  return [];
+/** What the inspectors report to: the audit trail and metrics (the pipeline binds them). */
+export interface InspectionListeners {
+  onScrubbed: ScrubListener;
+}
+
+export function requestInspectors(record: RequestRecord, listeners: InspectionListeners): MessageInspector[] {
+  const scrubbing = record.route?.scrubbing;
+  return scrubbing === undefined ? [] : [scrubInspectors(scrubbing, listeners.onScrubbed).request];
 }
 
 export function responseInspectors(
   record: RequestRecord,
   snapshot: ConfigSnapshot,
   hints: ToolHintsCache,
+  listeners: InspectionListeners,
 ): MessageInspector[] {
   const inspectors: MessageInspector[] = [];
   const rbac = rbacListInspector(record, snapshot.loaded.config.gateway_policy, hints);
   if (rbac !== undefined) inspectors.push(rbac);
+  const scrubbing = record.route?.scrubbing;
+  if (scrubbing !== undefined) inspectors.push(scrubInspectors(scrubbing, listeners.onScrubbed).response);
   return inspectors;
 }

@@ -4,6 +4,7 @@ import type { AuditEventInput, AuditKind } from "../audit/audit-event.ts";
 import type { AuditLog } from "../audit/audit-log.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
+import type { RequestRecord } from "../inspect/request-record.ts";
 import { type Capability, capabilityKey } from "../rbac/capability.ts";
 import type { RbacDecision } from "../rbac/decide.ts";
 
@@ -88,5 +89,34 @@ export function recordAudit(audit: AuditLog, facts: AuditFacts): void {
     decision: "allow",
     status: facts.status,
     latency_ms: facts.latencyMs,
+  });
+}
+
+/**
+ * One message had personal data replaced (PII scrubbing): which entity types and how many, in which direction; never
+ * the values. Recorded as it happens, so a long stream's replacements are on record event by event.
+ */
+export function recordScrubbed(
+  audit: AuditLog,
+  record: RequestRecord,
+  direction: "request" | "response",
+  method: string | undefined,
+  counts: Record<string, number>,
+): void {
+  const who = record.principal;
+  const replaced = Object.entries(counts)
+    .map(([entity, count]) => `${entity}=${count}`)
+    .join(", ");
+  audit.record({
+    kind: "pii_scrubbed",
+    request_id: record.requestId,
+    source: sourceAddress(record.source),
+    server: record.server === "" ? null : record.server,
+    method: method?.slice(0, 200) ?? null,
+    capability: record.capability === undefined ? null : capabilityKey(record.capability),
+    subject: who?.sub ?? null,
+    provider: who?.idp ?? null,
+    groups: who?.groups ?? [],
+    reason: `${direction}: ${replaced}`,
   });
 }

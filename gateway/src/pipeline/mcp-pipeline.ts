@@ -13,7 +13,7 @@ import {
   requireServerProvider,
 } from "../identity/authenticate.ts";
 import { principalKey } from "../identity/principal-key.ts";
-import { requestInspectors, responseInspectors } from "../inspect/chain.ts";
+import { type InspectionListeners, requestInspectors, responseInspectors } from "../inspect/chain.ts";
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
 import type { UserLoad } from "../limits/user-load.ts";
@@ -27,7 +27,7 @@ import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
-import { recordAudit } from "./audit-step.ts";
+import { recordAudit, recordScrubbed } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
@@ -237,7 +237,7 @@ async function proxyRequest(
   //    and why). Last before forwarding, so it only runs on requests that are allowed to go through. The client's
   //    bytes go upstream unchanged unless an inspector replaced a message.
   if (parsed !== undefined && body !== undefined) {
-    const inspectors = requestInspectors(record, snapshot);
+    const inspectors = requestInspectors(record, inspectionListeners(deps));
     if (inspectors.length > 0) {
       const inspected = inspectRequest(inspectors, record, parsed.messages);
       if (inspected.changed) {
@@ -250,7 +250,10 @@ async function proxyRequest(
   // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
   // 8. inspect response: the response inspectors run on the JSON answer parsed once, or per SSE event inside the
   //    relay, never buffering a stream.
-  const inspection = responseInspection(responseInspectors(record, snapshot, deps.toolHints), record);
+  const inspection = responseInspection(
+    responseInspectors(record, snapshot, deps.toolHints, inspectionListeners(deps)),
+    record,
+  );
   const response = await forward(
     {
       route,
@@ -275,6 +278,16 @@ async function proxyRequest(
     await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);
   }
   return response;
+}
+
+/** Where the inspectors' reports go: a metric, and an audit event naming entity types and counts, never values. */
+function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
+  return {
+    onScrubbed: (record, direction, method, counts) => {
+      deps.metrics.recordPiiReplacements(record.server, direction, counts);
+      recordScrubbed(deps.audit, record, direction, method, counts);
+    },
+  };
 }
 
 /** Headers every answer carries from now on (RateLimit), errors included. */

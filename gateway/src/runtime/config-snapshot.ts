@@ -1,8 +1,9 @@
 // Everything the request path needs from a loaded configuration, computed once per load or reload so no
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
-import type { LoadedConfig, ServerConfig } from "../config/index.ts";
+import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
+import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../inspect/pii/index.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
@@ -19,6 +20,8 @@ export interface UpstreamRoute {
   authHeaders?: Readonly<Record<string, string>>;
   /** Set when `api_key` is configured but its environment variable is not: requests fail closed with this. */
   apiKeyProblem?: string;
+  /** PII scrubbing for this server (the gateway's and the server's policies merged, compiled); unset when off. */
+  scrubbing?: CompiledScrubbing;
   server: ServerConfig;
 }
 
@@ -66,7 +69,11 @@ function apiKeyAuth(
   return { authHeaders: { [header]: key } };
 }
 
-/** `allowAnonymous`: SVC_ALLOW_ANONYMOUS, read once at start (server/settings.ts). */
+/**
+ * `allowAnonymous`: SVC_ALLOW_ANONYMOUS, read once at start (server/settings.ts). Throws ConfigError when a server's
+ * scrubbing policy cannot be compiled (a pattern RE2 cannot run, a hash rule without its key): such a config is
+ * refused like any invalid one, and on reload the last good one keeps serving.
+ */
 export function buildSnapshot(
   loaded: LoadedConfig,
   env: Record<string, string | undefined>,
@@ -74,7 +81,9 @@ export function buildSnapshot(
   allowAnonymous: boolean,
 ): ConfigSnapshot {
   const routes = new Map<string, UpstreamRoute>();
-  for (const server of loaded.config.servers) {
+  const problems: ConfigProblem[] = [];
+  const gatewayScrubbing = loaded.config.gateway_policy.scrubbing;
+  for (const [index, server] of loaded.config.servers.entries()) {
     const url = new URL(server.url);
     const route: UpstreamRoute = {
       name: server.name,
@@ -85,12 +94,34 @@ export function buildSnapshot(
       server,
     };
     if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
+    // The organization layer (from a control plane) will come first in this list.
+    const scrubbing = compileScrubbing(
+      server.security === undefined ? [gatewayScrubbing] : [gatewayScrubbing, server.security],
+      {
+        hashKey: env[HASH_KEY_VARIABLE],
+        layerPaths: ["gateway_policy.scrubbing", `servers[${index}].security`],
+      },
+    );
+    if ("problems" in scrubbing) problems.push(...scrubbing.problems);
+    else if (scrubbing.enabled) route.scrubbing = scrubbing;
     routes.set(server.name, route);
   }
+  if (problems.length > 0) throw new ConfigError(uniqueProblems(problems), loaded.source);
   const auth = authModeFor(loaded.config.identity_providers, allowAnonymous);
   const { rate_limiting, replay_protection } = loaded.config.security;
   const rateLimit = rate_limiting.enabled
     ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }
     : undefined;
   return { loaded, routes, generation, auth, rateLimit, replayProtection: replay_protection.enabled };
+}
+
+/** The gateway layer's problems show up once per server; report each once. */
+function uniqueProblems(problems: readonly ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.path}\u0000${problem.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

@@ -59,6 +59,7 @@ export class GatewayMetrics {
   readonly #openStreams = new Map<string, number>();
   readonly #unchecked = new Map<string, number>();
   readonly #rateLimited = new Map<string, number>();
+  readonly #piiReplacements = new Map<string, number>();
   readonly #reloads = new Map<string, number>([
     ['result="success"', 0],
     ['result="failure"', 0],
@@ -132,6 +133,21 @@ export class GatewayMetrics {
     this.#rateLimited.set(key, (this.#rateLimited.get(key) ?? 0) + 1);
   }
 
+  /**
+   * Values PII scrubbing replaced in one message, by entity type (a recognizer's entity, or the kind of rule). The
+   * entity names come from the configuration and the built-in recognizers, so the label set is bounded.
+   */
+  recordPiiReplacements(
+    server: string,
+    direction: "request" | "response",
+    counts: Record<string, number>,
+  ): void {
+    for (const [entity, count] of Object.entries(counts)) {
+      const key = labels({ server, direction, entity });
+      this.#piiReplacements.set(key, (this.#piiReplacements.get(key) ?? 0) + count);
+    }
+  }
+
   recordReload(ok: boolean): void {
     const key = ok ? 'result="success"' : 'result="failure"';
     this.#reloads.set(key, (this.#reloads.get(key) ?? 0) + 1);
@@ -196,6 +212,12 @@ export class GatewayMetrics {
       "counter",
       "Requests refused with 429 by the per-user rate limit, by upstream server.",
       this.#rateLimited,
+    );
+    family(
+      "svc_gateway_pii_replacements_total",
+      "counter",
+      "Values replaced by PII scrubbing, by upstream server, direction (request, response) and entity type.",
+      this.#piiReplacements,
     );
     family(
       "svc_gateway_config_reloads_total",

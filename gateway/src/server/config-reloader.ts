@@ -81,9 +81,15 @@ export class ConfigReloader {
     const hash = await contentHash(path);
     if (!force && hash === this.#lastSeenHash) return false;
     this.#lastSeenHash = hash;
-    let loaded: LoadedConfig;
+    let next: ConfigSnapshot;
     try {
-      loaded = await loadConfig({ configPath: path, env: this.#options.env });
+      const loaded = await loadConfig({ configPath: path, env: this.#options.env });
+      next = buildSnapshot(
+        loaded,
+        this.#options.env,
+        this.#current.generation + 1,
+        this.#options.allowAnonymous,
+      );
     } catch (error) {
       metrics.recordReload(false);
       const problems = error instanceof ConfigError ? error.problems : undefined;
@@ -95,12 +101,6 @@ export class ConfigReloader {
       });
       return false;
     }
-    const next = buildSnapshot(
-      loaded,
-      this.#options.env,
-      this.#current.generation + 1,
-      this.#options.allowAnonymous,
-    );
     this.#current = next;
     metrics.recordReload(true);
     this.#options.onSwap(next);

@@ -16,18 +16,6 @@ const CONTROL_PLANE =
 
 const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = [
   [
-    "gateway-wide PII scrubbing",
-    "gateway_policy:\n  scrubbing:\n    enabled: true\n",
-    "gateway_policy.scrubbing.enabled (line 4:14)",
-    /^PII scrubbing is not supported yet by this gateway version: nothing would be masked; set it to false/,
-  ],
-  [
-    "a server's PII scrubbing",
-    `${SERVER}    upstream_auth_type: none\n    security:\n      enabled: true\n`,
-    "servers[0].security.enabled (line 7:16)",
-    /^PII scrubbing is not supported yet by this gateway version/,
-  ],
-  [
     "a search-index exporter, enabled by default",
     "exporters:\n  search_index:\n    - name: es\n      url: https://es.example.com\n",
     "exporters.search_index[0].enabled (line 4:7)",
@@ -144,12 +132,12 @@ describe("svc-gateway validate refuses what this version does not build", () => 
 
 test("svc-gateway start refuses it too, before serving anything", async () => {
   const run = await svcGateway(["start", "--config", "-", "--port", "0", "--host", "127.0.0.1"], {
-    input: 'version: "1.0"\ngateway_policy:\n  scrubbing:\n    enabled: true\n',
+    input: 'version: "1.0"\ngateway_policy:\n  local_servers:\n    enabled: true\n',
     timeoutMs: 20_000,
   });
   expect(run.code).toBe(1);
   expect(run.stderr).toMatch(
-    /invalid gateway configuration in -:\ngateway_policy\.scrubbing\.enabled \(line 4:14\): PII scrubbing is not supported yet by this gateway version/,
+    /invalid gateway configuration in -:\ngateway_policy\.local_servers\.enabled \(line 4:14\): the local servers policy is not supported yet by this gateway version/,
   );
   expect(run.stdout).not.toContain('"msg":"listening"');
 });

@@ -1,8 +1,8 @@
 import { RE2JS } from "re2js";
+import { compileCustomPattern } from "../../config/custom-pattern.ts";
 import type { ConfigProblem } from "../../config/problems.ts";
 import type { ScrubbingPolicy } from "../../config/schema.ts";
 import { contextWordsFor } from "./context.ts";
-import { compileCustomPattern } from "../../config/custom-pattern.ts";
 import {
   type CompiledCustomRule,
   HASH_KEY_VARIABLE,

@@ -11,6 +11,7 @@
 //
 // Compile once per configuration; both methods are synchronous and bounded (limits.ts).
 
+export { compileCustomPattern } from "../../config/custom-pattern.ts";
 export {
   type CompiledScrubbing,
   type CompileScrubbingOptions,
@@ -18,7 +19,6 @@ export {
   type ScrubbingProblems,
   type ScrubResult,
 } from "./compile.ts";
-export { compileCustomPattern } from "../../config/custom-pattern.ts";
 export { HASH_KEY_VARIABLE, MASK_TEXT, MIN_HASH_KEY_LENGTH } from "./custom-rules.ts";
 export { ENTITY_TYPES, type EntityType, OPT_IN_ENTITY_TYPES } from "./entities.ts";
 export { DEFAULT_SCRUB_LIMITS, type LimitExceeded, type ScrubLimits, UNSCANNED_MARKER } from "./limits.ts";
