@@ -227,6 +227,13 @@ servers:
   - name: off
     url: ${json.url}
     upstream_auth_type: none
+  - name: server-only
+    url: ${json.url}
+    upstream_auth_type: none
+    security:
+      enabled: true
+      custom_rules:
+        - { pattern: "TICKET-[0-9]+", method: replace, replacement: "TICKET-?" }
 `);
     cleanup(() => plain.close());
   });
@@ -240,5 +247,21 @@ servers:
     expect(textOf(result)).toBe(args.text);
     const leak = await offClient.callTool({ name: "leak", arguments: {} });
     expect(textOf(leak)).toBe(LEAKED.text);
+  });
+
+  test("a server's own policy applies on that server alone, with the gateway's turned off", async () => {
+    const { client: serverClient } = await connectClient(`${plain.url}/server-only/mcp`);
+    cleanup(() => serverClient.close());
+    const result = await serverClient.callTool({
+      name: "echo",
+      arguments: { text: "TICKET-9 ACCT-123456 ivan@example.com", extra: { password: "p" } },
+    });
+    // Its rule and the default recognizers apply; the gateway's disabled layer still contributes its rules and
+    // fields (the layers are a union), so ACCT and password are masked too.
+    expect(lastReceived(json)).toEqual({
+      text: "TICKET-? [MASKED] <EMAIL_ADDRESS>",
+      extra: { password: "[MASKED]" },
+    });
+    expect(textOf(result)).toBe("TICKET-? [MASKED] <EMAIL_ADDRESS>");
   });
 });
