@@ -86,7 +86,9 @@ describe("svc-gateway inspect", () => {
     });
     expect(run.code).toBe(0);
     const [answer] = parse(run.stdout);
-    const entities = (answer?.findings as Array<{ entity: string }>).map((finding) => finding.entity).sort();
+    const entities = ((answer?.findings ?? []) as Array<{ entity: string }>)
+      .map((finding) => finding.entity)
+      .sort();
     expect(entities).toEqual(["DATE_TIME", "PHONE_NUMBER", "URL"]);
   });
 
