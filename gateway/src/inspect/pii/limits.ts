@@ -1,6 +1,7 @@
-// Everything the engine does grows with its input, so each dimension has a bound. Past one, the engine does
-// not read further: the part it did not scan is replaced by UNSCANNED_MARKER and the result names the bound
-// (`limitExceeded`), so the caller can refuse the message instead (what docs/scrubbing.md recommends).
+// Everything the engine does grows with its input, so each dimension has a bound. Past the first one reached,
+// the engine reads no further: every string or subtree it did not scan is replaced by UNSCANNED_MARKER and the
+// result names the bound (`limitExceeded`), so the caller can refuse the message instead (what
+// docs/scrubbing.md recommends).
 
 export interface ScrubLimits {
   /** Longest string scanned, in UTF-16 code units; a longer one is not scanned at all. */
@@ -13,6 +14,11 @@ export interface ScrubLimits {
   maxNodes: number;
   /** Most findings kept in one value (each costs a replacement and, in scrubText, an entry in `findings`). */
   maxFindings: number;
+  /**
+   * Most costly checks in one value: a libphonenumber parse of a phone-number candidate costs 10-60 µs, and
+   * text made of digit groups could ask for one per region tried for every 14 characters.
+   */
+  maxCostlyChecks: number;
 }
 
 export const DEFAULT_SCRUB_LIMITS: Readonly<ScrubLimits> = {
@@ -21,6 +27,7 @@ export const DEFAULT_SCRUB_LIMITS: Readonly<ScrubLimits> = {
   maxDepth: 64,
   maxNodes: 100_000,
   maxFindings: 10_000,
+  maxCostlyChecks: 2_000,
 };
 
 /** What replaces a string or subtree past a bound: never forwarded unscanned. */

@@ -20,12 +20,22 @@ export interface Recognizer {
   readonly negativeContext: readonly string[];
   /** True when every finding contains an ASCII digit: text without one is skipped at no cost. */
   readonly needsDigit: boolean;
+  /** Proposes candidates through `emit`. */
+  find(text: string, emit: (candidate: Candidate) => void, scan: ScanServices): void;
+}
+
+/** What the scan offers a recognizer that has a costly check (phone numbers: libphonenumber). */
+export interface ScanServices {
   /**
-   * Proposes candidates. `contextAt(start)` says what the words before `start` (or the field name) say
-   * about this recognizer: +1 a context word, -1 a near-miss word, 0 neither; a recognizer uses it to skip
-   * costly checks that could only produce a score the context decides anyway.
+   * What the words before `start` (or the field name) say about this recognizer: +1 a context word, -1 a
+   * word against it, 0 neither. Lets a recognizer skip a costly check whose result only context could lift.
    */
-  find(text: string, emit: (candidate: Candidate) => void, contextAt: (start: number) => number): void;
+  contextAt(start: number): number;
+  /**
+   * Accounts for one costly check; false when the value's budget (limits.ts `maxCostlyChecks`) is spent:
+   * the recognizer stops, and the scan reports the bound instead of forwarding a half-checked string.
+   */
+  spendCostlyCheck(): boolean;
 }
 
 export interface PatternSpec {

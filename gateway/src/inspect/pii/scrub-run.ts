@@ -35,6 +35,7 @@ export class ScrubRun {
   private textScanned = 0;
   private nodes = 0;
   private findingsKept = 0;
+  private costlyChecks = 0;
   private readonly engine: ScrubEngine;
   private readonly recordFindings: boolean;
 
@@ -46,6 +47,7 @@ export class ScrubRun {
   /** `text` with its findings replaced; `UNSCANNED_MARKER` when a bound stops the scan. */
   scrubString(text: string, fieldName: string): string {
     const { limits } = this.engine;
+    if (this.limitExceeded !== undefined) return UNSCANNED_MARKER;
     if (text.length > limits.maxStringLength) {
       return this.exceeded("maxStringLength", `a string of ${text.length} characters`);
     }
@@ -56,7 +58,19 @@ export class ScrubRun {
       );
     }
     this.textScanned += text.length;
-    const detections = detect(text, this.engine.recognizers, this.engine.rules, fieldName);
+    const detections = detect(
+      text,
+      this.engine.recognizers,
+      this.engine.rules,
+      fieldName,
+      this.spendCostlyCheck,
+    );
+    if (this.costlyChecks > limits.maxCostlyChecks) {
+      return this.exceeded(
+        "maxCostlyChecks",
+        `more than ${limits.maxCostlyChecks} phone-number validations in one value`,
+      );
+    }
     if (detections.length === 0) return text;
     const kept = resolveOverlaps(detections);
     if (this.findingsKept + kept.length > limits.maxFindings) {
@@ -75,8 +89,13 @@ export class ScrubRun {
     return scrubbed;
   }
 
+  private readonly spendCostlyCheck = (): boolean =>
+    ++this.costlyChecks <= this.engine.limits.maxCostlyChecks;
+
   /** A JSON value with sensitive fields masked and strings scrubbed; the same object when nothing changed. */
   scrubValue(value: unknown, depth: number, fieldName: string, whitelisted: boolean): unknown {
+    // Past the first bound nothing more is read: the caller is told to refuse, and nothing unscanned leaks.
+    if (this.limitExceeded !== undefined) return UNSCANNED_MARKER;
     if (++this.nodes > this.engine.limits.maxNodes) {
       return this.exceeded("maxNodes", `more than ${this.engine.limits.maxNodes} JSON nodes in one value`);
     }
@@ -122,8 +141,9 @@ export class ScrubRun {
         // sensitive is the stronger statement.
         scrubbed = this.scrubValue(item, depth + 1, "", true);
       } else {
-        scrubbed = this.scrubValue(item, depth + 1, key, false);
+        // The name before its value: a bound the value reaches leaves the name readable.
         scrubbedKey = this.scrubString(key, "");
+        scrubbed = this.scrubValue(item, depth + 1, key, false);
       }
       if (scrubbed !== item || scrubbedKey !== key) {
         if (copy === undefined) {

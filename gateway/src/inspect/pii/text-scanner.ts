@@ -37,6 +37,7 @@ export function detect(
   rules: CompiledCustomRules,
   /** The JSON field holding the text ("" for none): its name is context too. */
   fieldName: string,
+  spendCostlyCheck: () => boolean,
 ): Detection[] {
   const detections: Detection[] = [];
   const hasDigit = DIGIT.test(text);
@@ -49,7 +50,7 @@ export function detect(
         if (score < SCORE_THRESHOLD) return;
         detections.push({ ...candidate, score, entity: recognizer.entity, custom: false, replace });
       },
-      (start) => contextVerdict(context, text, start, fieldName),
+      { contextAt: (start) => contextVerdict(context, text, start, fieldName), spendCostlyCheck },
     );
   }
   if (rules.anyMatch === undefined || !rules.anyMatch.test(text)) return detections;

@@ -41,6 +41,7 @@ describe("bounds", () => {
       "1.".repeat(100_000),
       `https://${"a".repeat(200_000)}`,
       "DE89 ".repeat(40_000),
+      "0123 456 789, ".repeat(18_000), // phone-shaped, valid nowhere: the validation budget ends it
     ];
     const blocked = await longestBlock(() => {
       for (const text of adversarial) scrubbing.scrubText(text);
@@ -80,6 +81,22 @@ describe("bounds", () => {
     const result = scrubbing.scrubValue(["a", "b", "c", "d", "e"]);
     expect(result.value).toEqual(["a", "b", "c", UNSCANNED_MARKER, UNSCANNED_MARKER]);
     expect(result.limitExceeded?.limit).toBe("maxNodes");
+  });
+
+  test("phone-number validations (libphonenumber parses) are budgeted per value: maxCostlyChecks", () => {
+    const text = "call +44 20 7946 0958, +44 20 7946 0959 or +44 20 7946 0960"; // one parse each
+    expect(compiled([{ enabled: true }], { limits: { maxCostlyChecks: 3 } }).scrubText(text).value).toBe(
+      "call <PHONE_NUMBER>, <PHONE_NUMBER> or <PHONE_NUMBER>",
+    );
+    const result = compiled([{ enabled: true }], { limits: { maxCostlyChecks: 2 } }).scrubText(text);
+    expect(result.value).toBe(UNSCANNED_MARKER);
+    expect(result.limitExceeded?.limit).toBe("maxCostlyChecks");
+  });
+
+  test("past the first bound nothing more is read: later strings are [UNSCANNED] too", () => {
+    const scrubbing = compiled([{ enabled: true }], { limits: { maxStringLength: 20 } });
+    const result = scrubbing.scrubValue(["x".repeat(21), "jane@example.org", { mail: "bob@example.org" }]);
+    expect(result.value).toEqual([UNSCANNED_MARKER, UNSCANNED_MARKER, UNSCANNED_MARKER]);
   });
 
   test("more findings than maxFindings in one value: the string that overflows is not forwarded", () => {

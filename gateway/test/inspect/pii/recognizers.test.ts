@@ -93,6 +93,8 @@ describe("recognizers", () => {
       ["IBAN_CODE", "DE89370400440532013000"],
     ]);
     expect(found(all, "IBAN GB82 WEST 1234 5698 7654 33")).toEqual([]);
+    // A valid IBAN followed by more characters of the same token is part of something longer.
+    expect(found(all, "ref GB82WEST123456987654329")).toEqual([]);
   });
 
   test("CRYPTO: base58check and bech32 Bitcoin addresses with a valid checksum only", () => {

@@ -1,6 +1,6 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
-import type { Recognizer } from "../recognizer.ts";
+import type { Recognizer, ScanServices } from "../recognizer.ts";
 import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
 
 // A cheap regex proposes digit runs written like phone numbers; libphonenumber-js (Google's libphonenumber
@@ -33,48 +33,51 @@ const NATIONAL_REGIONS: readonly CountryCode[] = [
   "BR",
 ];
 const MIN_DIGITS = 7;
-const MAX_DIGITS = 15;
+/** E.164 allows 15 digits; a "00" international prefix adds two. */
+const MAX_DIGITS = 17;
 
-function score(candidate: string, hasContextWord: () => boolean): number | null {
+/** Thrown out of `score` when the costly-check budget is spent: ends this recognizer's scan of the text. */
+const BUDGET_SPENT = Symbol("costly-check budget spent");
+
+/** The candidate's score, or null when it is no phone number; throws BUDGET_SPENT past the budget. */
+function score(candidate: string, scan: ScanServices, start: number): number | null {
   const number = candidate.replace(EXTENSION, "");
   const digits = number.replace(/\D/g, "");
-  if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS + 2) return null;
+  if (digits.length < MIN_DIGITS || digits.length > MAX_DIGITS) return null;
   if (number.startsWith("+") || number.startsWith("00")) {
     // "+41 (0)38 549 02 90": the bracketed trunk zero is dialled only nationally.
     const international = `+${number.replace(/^(\+|00)/, "").replace(/\(0\)/, "")}`;
-    const parsed = parsePhoneNumberFromString(international, { extract: false });
+    const parsed = parse(scan, international);
     if (parsed === undefined) return null;
     if (parsed.isValid()) return 0.7;
     // A "+" says phone number even for an unassigned range; "00" also starts order and reference numbers.
     return number.startsWith("+") && parsed.isPossible() ? 0.5 : null;
   }
-  if (NANP_WRITTEN.test(number)) {
-    const parsed = parsePhoneNumberFromString(number, { defaultCountry: "US", extract: false });
-    return parsed?.isValid() ? 0.6 : 0.4;
-  }
+  if (NANP_WRITTEN.test(number)) return parse(scan, number, "US")?.isValid() ? 0.6 : 0.4;
   if (/^[2-9]\d{9}$/.test(number)) {
     // Ten bare digits: a NANP number only if assigned, and then still only with a context word.
-    const parsed = parsePhoneNumberFromString(number, { defaultCountry: "US", extract: false });
-    return parsed?.isValid() ? 0.3 : null;
+    return parse(scan, number, "US")?.isValid() ? 0.3 : null;
   }
   const grouped = /[ \-.()]/.test(number);
   if (number.startsWith("0") || number.startsWith("(")) {
     // Grouped as people write phone numbers: medium; one bare run of digits: needs a context word.
-    if (validInSomeRegion(number)) return grouped ? 0.5 : 0.3;
+    if (validInSomeRegion(number, scan)) return grouped ? 0.5 : 0.3;
     return null;
   }
   // A grouped local number without trunk prefix ("467 3395") is a phone number only when a context word
   // says so; without one the regions are not even tried (dates and counts look the same).
-  if (grouped && hasContextWord() && validInSomeRegion(number)) return 0.1;
+  if (grouped && scan.contextAt(start) > 0 && validInSomeRegion(number, scan)) return 0.1;
   return null;
 }
 
-function validInSomeRegion(number: string): boolean {
-  for (const region of NATIONAL_REGIONS) {
-    if (parsePhoneNumberFromString(number, { defaultCountry: region, extract: false })?.isValid())
-      return true;
-  }
-  return false;
+function validInSomeRegion(number: string, scan: ScanServices): boolean {
+  return NATIONAL_REGIONS.some((region) => parse(scan, number, region)?.isValid());
+}
+
+/** libphonenumber's parse, the costly check: each call spends one unit of the value's budget. */
+function parse(scan: ScanServices, number: string, defaultCountry?: CountryCode) {
+  if (!scan.spendCostlyCheck()) throw BUDGET_SPENT;
+  return parsePhoneNumberFromString(number, { defaultCountry, extract: false });
 }
 
 export const phoneNumberRecognizer: Recognizer = {
@@ -83,13 +86,16 @@ export const phoneNumberRecognizer: Recognizer = {
   context: ["phone", "telephone", "tel", "cell", "cellphone", "mobile", "call", "fax", "contact", "whatsapp"],
   negativeContext: NEAR_MISS_WORDS,
   needsDigit: true,
-  find(text, emit, contextAt) {
+  find(text, emit, scan) {
     CANDIDATE.lastIndex = 0;
-    for (let match = CANDIDATE.exec(text); match !== null; match = CANDIDATE.exec(text)) {
-      const candidate = match[0];
-      const start = match.index;
-      const found = score(candidate, () => contextAt(start) > 0);
-      if (found !== null) emit({ start: match.index, end: match.index + candidate.length, score: found });
+    try {
+      for (let match = CANDIDATE.exec(text); match !== null; match = CANDIDATE.exec(text)) {
+        const candidate = match[0];
+        const found = score(candidate, scan, match.index);
+        if (found !== null) emit({ start: match.index, end: match.index + candidate.length, score: found });
+      }
+    } catch (error) {
+      if (error !== BUDGET_SPENT) throw error;
     }
   },
 };
