@@ -5,7 +5,7 @@
 // each with its own token, so the rate limit counts per user as in production and never refuses the bench.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ENTITY_TYPES } from "../src/inspect/pii/index.ts";
+import { ENTITY_TYPES } from "../src/pii/index.ts";
 import { type SpawnedGateway, spawnGateway } from "../test/conformance/spawn-gateway.ts";
 import { identityProvidersYaml } from "../test/identity/support/gateway-identity.ts";
 import {

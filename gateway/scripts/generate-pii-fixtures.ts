@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
-import { bech32Polymod, ibanMod97Valid, luhnValid, nhsValid } from "../src/inspect/pii/checksums.ts";
+import { bech32Polymod, ibanMod97Valid, luhnValid, nhsValid } from "../src/pii/checksums.ts";
 
 const { values: args } = parseArgs({
   options: {

@@ -6,7 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { compileScrubbing, ENTITY_TYPES } from "../src/inspect/pii/index.ts";
+import { compileScrubbing, ENTITY_TYPES } from "../src/pii/index.ts";
 
 const { values: args, positionals } = parseArgs({
   options: { label: { type: "string" } },

@@ -5,7 +5,7 @@
 //   node gateway/scripts/measure-scrubbing.ts [--iterations N]
 
 import { parseArgs } from "node:util";
-import { compileScrubbing, ENTITY_TYPES } from "../src/inspect/pii/index.ts";
+import { compileScrubbing, ENTITY_TYPES } from "../src/pii/index.ts";
 
 const { values: args } = parseArgs({ options: { iterations: { type: "string", default: "5000" } } });
 const iterations = Number(args.iterations);

@@ -7,7 +7,7 @@ import {
   ENTITY_TYPES,
   HASH_KEY_VARIABLE,
   type PiiFinding,
-} from "../inspect/pii/index.ts";
+} from "../pii/index.ts";
 import { buildSnapshot } from "../runtime/config-snapshot.ts";
 
 const HELP = `Usage: svc-gateway inspect [--config FILE] [--server NAME] | --all

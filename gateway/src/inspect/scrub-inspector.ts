@@ -11,9 +11,9 @@
 // message), on JSON answers and on every SSE event alike.
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
+import type { CompiledScrubbing, LimitExceeded } from "../pii/index.ts";
 import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
 import { type InspectorVerdict, KEEP, type MessageInspector } from "./inspector.ts";
-import type { CompiledScrubbing, LimitExceeded } from "./pii/index.ts";
 import type { RequestRecord } from "./request-record.ts";
 
 export type ScrubDirection = "request" | "response";

@@ -3,8 +3,8 @@
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
-import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../inspect/pii/index.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
+import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
 

@@ -1,4 +1,4 @@
-import type { ScrubbingPolicy } from "../../config/schema.ts";
+import type { ScrubbingPolicy } from "../config/schema.ts";
 
 // The scrubbing policy of one server is the union of its layers: the organization's (distributed mode), the
 // gateway's (`gateway_policy.scrubbing`) and the server's (`servers[].security`), in that order of precedence,

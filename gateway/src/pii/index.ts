@@ -11,7 +11,7 @@
 //
 // Compile once per configuration; both methods are synchronous and bounded (limits.ts).
 
-export { compileCustomPattern } from "../../config/custom-pattern.ts";
+export { compileCustomPattern } from "../config/custom-pattern.ts";
 export {
   type CompiledScrubbing,
   type CompileScrubbingOptions,

@@ -1,6 +1,6 @@
 // scrubValue on JSON values: sensitive fields, whitelisted fields, strings and keys, JSON held in text.
 import { describe, expect, test } from "vitest";
-import { MASK_TEXT } from "../../../src/inspect/pii/index.ts";
+import { MASK_TEXT } from "../../src/pii/index.ts";
 import { compiled } from "./support/compile.ts";
 
 const scrubbing = compiled([

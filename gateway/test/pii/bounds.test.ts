@@ -2,7 +2,7 @@
 // hold the event loop: the classic catastrophic-backtracking inputs finish with a bounded event-loop delay.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { describe, expect, test } from "vitest";
-import { UNSCANNED_MARKER } from "../../../src/inspect/pii/index.ts";
+import { UNSCANNED_MARKER } from "../../src/pii/index.ts";
 import { allRecognizers, compiled } from "./support/compile.ts";
 
 /** The longest the event loop was blocked while `work` ran (in ms), from the histogram, not a stopwatch. */

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { CompiledScrubbing } from "../../../../src/inspect/pii/index.ts";
+import type { CompiledScrubbing } from "../../../src/pii/index.ts";
 
 // The labelled PII texts of test/fixtures/pii/ and per-entity precision and recall over them. A predicted
 // span that overlaps a labelled span of the same entity counts as found (the shared data's own rule).
@@ -17,7 +17,7 @@ export interface LabelledText {
   template_id?: number;
 }
 
-const FIXTURES = new URL("../../../fixtures/pii/", import.meta.url);
+const FIXTURES = new URL("../../fixtures/pii/", import.meta.url);
 
 /** A JSON Lines fixture, without its provenance line. */
 export function readLabelledTexts(file: string): LabelledText[] {

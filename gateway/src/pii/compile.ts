@@ -1,7 +1,7 @@
 import { RE2JS } from "re2js";
-import { compileCustomPattern } from "../../config/custom-pattern.ts";
-import type { ConfigProblem } from "../../config/problems.ts";
-import type { ScrubbingPolicy } from "../../config/schema.ts";
+import { compileCustomPattern } from "../config/custom-pattern.ts";
+import type { ConfigProblem } from "../config/problems.ts";
+import type { ScrubbingPolicy } from "../config/schema.ts";
 import { contextWordsFor } from "./context.ts";
 import {
   type CompiledCustomRule,

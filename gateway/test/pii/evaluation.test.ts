@@ -4,7 +4,7 @@
 // unlabelled, hand-made card and IBAN values that fail their checksums). The generator is
 // scripts/generate-pii-fixtures.ts; dev splits are what the recognizers were tuned on.
 import { describe, expect, test } from "vitest";
-import { ENTITY_TYPES } from "../../../src/inspect/pii/index.ts";
+import { ENTITY_TYPES } from "../../src/pii/index.ts";
 import { allRecognizers } from "./support/compile.ts";
 import {
   formatScores,

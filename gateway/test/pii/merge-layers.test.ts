@@ -1,6 +1,6 @@
 // The union of the organization, gateway and server layers (lowest precedence first).
 import { describe, expect, test } from "vitest";
-import { ENTITY_TYPES, OPT_IN_ENTITY_TYPES } from "../../../src/inspect/pii/index.ts";
+import { ENTITY_TYPES, OPT_IN_ENTITY_TYPES } from "../../src/pii/index.ts";
 import { compiled } from "./support/compile.ts";
 
 describe("merging layers", () => {

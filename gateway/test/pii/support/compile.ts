@@ -1,6 +1,6 @@
-import { type ScrubbingPolicy, scrubbingPolicySchema } from "../../../../src/config/schema.ts";
-import type { CompiledScrubbing, CompileScrubbingOptions } from "../../../../src/inspect/pii/index.ts";
-import { compileScrubbing, ENTITY_TYPES } from "../../../../src/inspect/pii/index.ts";
+import { type ScrubbingPolicy, scrubbingPolicySchema } from "../../../src/config/schema.ts";
+import type { CompiledScrubbing, CompileScrubbingOptions } from "../../../src/pii/index.ts";
+import { compileScrubbing, ENTITY_TYPES } from "../../../src/pii/index.ts";
 
 /** A scrubbing layer as the configuration loader produces it: the schema fills the defaults. */
 export function layer(policy: Record<string, unknown>) {

@@ -8,7 +8,7 @@ import {
   ibanMod97Valid,
   luhnValid,
   nhsValid,
-} from "../../../src/inspect/pii/checksums.ts";
+} from "../../src/pii/checksums.ts";
 
 describe("check digits", () => {
   test("Luhn: the networks' test card numbers pass, one changed digit fails", () => {
