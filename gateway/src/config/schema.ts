@@ -11,6 +11,7 @@ import {
   secondsField,
   stringList,
 } from "./fields.ts";
+import { ENTITY_TYPES } from "./pii-entities.ts";
 
 // The gateway's YAML configuration (SPEC part B), the single source of truth: the loader, `svc-gateway
 // validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
@@ -101,10 +102,7 @@ export const customRuleSchema = z
   });
 
 export const recognizerSchema = z.strictObject({
-  entity_type: z
-    .string({ error: "must be a string" })
-    .regex(/^[A-Z][A-Z0-9_]*$/, { error: "must be an upper-case entity name such as EMAIL_ADDRESS" })
-    .describe("Entity type, e.g. EMAIL_ADDRESS, CREDIT_CARD, US_SSN, URL"),
+  entity_type: oneOf(ENTITY_TYPES, "Entity type of a built-in recognizer (Presidio's names)"),
   enabled: flag(true, "Turns the recognizer on"),
   replacement: z.string({ error: "must be a string" }).describe("Custom replacement text").optional(),
 });

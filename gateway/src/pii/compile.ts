@@ -1,5 +1,6 @@
 import { RE2JS } from "re2js";
 import { compileCustomPattern } from "../config/custom-pattern.ts";
+import { ENTITY_TYPES, type EntityType, isEntityType, OPT_IN_ENTITY_TYPES } from "../config/pii-entities.ts";
 import type { ConfigProblem } from "../config/problems.ts";
 import type { ScrubbingPolicy } from "../config/schema.ts";
 import { contextWordsFor } from "./context.ts";
@@ -9,7 +10,6 @@ import {
   MIN_HASH_KEY_LENGTH,
   replacementFor,
 } from "./custom-rules.ts";
-import { ENTITY_TYPES, type EntityType, isEntityType, OPT_IN_ENTITY_TYPES } from "./entities.ts";
 import { DEFAULT_SCRUB_LIMITS, type LimitExceeded, type ScrubLimits } from "./limits.ts";
 import { mergeScrubbingLayers } from "./merge-layers.ts";
 import { RECOGNIZERS } from "./recognizers/index.ts";

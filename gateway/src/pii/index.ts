@@ -12,6 +12,7 @@
 // Compile once per configuration; both methods are synchronous and bounded (limits.ts).
 
 export { compileCustomPattern } from "../config/custom-pattern.ts";
+export { ENTITY_TYPES, type EntityType, OPT_IN_ENTITY_TYPES } from "../config/pii-entities.ts";
 export {
   type CompiledScrubbing,
   type CompileScrubbingOptions,
@@ -20,7 +21,6 @@ export {
   type ScrubResult,
 } from "./compile.ts";
 export { HASH_KEY_VARIABLE, MASK_TEXT, MIN_HASH_KEY_LENGTH } from "./custom-rules.ts";
-export { ENTITY_TYPES, type EntityType, OPT_IN_ENTITY_TYPES } from "./entities.ts";
 export { DEFAULT_SCRUB_LIMITS, type LimitExceeded, type ScrubLimits, UNSCANNED_MARKER } from "./limits.ts";
 export { type PiiFinding, SENSITIVE_FIELD_COUNT } from "./scrub-run.ts";
 export { SCORE_THRESHOLD } from "./text-scanner.ts";

@@ -27,7 +27,7 @@ export interface MergedScrubbingPolicy {
   whitelistFields: ReadonlySet<string>;
   /** Every layer's rules in layer order; a rule repeated verbatim by a later layer is kept once. */
   customRules: readonly LayeredCustomRule[];
-  /** Only the entity types some layer lists; the others keep their default (entities.ts). */
+  /** Only the entity types some layer lists; the others keep their default (config/pii-entities.ts). */
   recognizers: ReadonlyMap<string, MergedRecognizerSetting>;
 }
 

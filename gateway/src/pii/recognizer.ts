@@ -1,4 +1,4 @@
-import type { EntityType } from "./entities.ts";
+import type { EntityType } from "../config/pii-entities.ts";
 
 // A built-in recognizer, in Presidio's shape: patterns that propose spans with a base score, an optional
 // validation (a checksum, a range check) that confirms or refuses each, and context words that raise the

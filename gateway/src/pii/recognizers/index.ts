@@ -1,4 +1,4 @@
-import type { EntityType } from "../entities.ts";
+import type { EntityType } from "../../config/pii-entities.ts";
 import type { Recognizer } from "../recognizer.ts";
 import { creditCardRecognizer } from "./credit-card.ts";
 import { cryptoRecognizer } from "./crypto.ts";
