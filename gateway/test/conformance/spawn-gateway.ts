@@ -85,6 +85,18 @@ export async function spawnGateway(
   }
 }
 
+/**
+ * Waits until the gateway's /readiness answers 200: "listening" comes before the KV store has connected (a real Redis
+ * may take a moment), and a test that needs shared state must not race it.
+ */
+export async function waitForReadiness(gateway: SpawnedGateway, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await fetch(`${gateway.url}/readiness`)).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`gateway ${gateway.url} not ready in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 function listeningUrl(log: string): string | undefined {
   for (const line of log.split("\n")) {
     if (!line.includes('"listening"')) continue;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
-import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
+import { type SpawnedGateway, spawnGateway, waitForReadiness } from "../conformance/spawn-gateway.ts";
 import {
   AUDIENCE,
   identityProvidersYaml,
@@ -44,11 +44,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, SVC_ALLOW_ANONYMOUS: "false", SVC_AUDIT_FILE: "/dev/null" },
   });
   cleanup(() => gateway.stop());
-  const deadline = Date.now() + 20_000;
-  while ((await fetch(`${gateway.url}/readiness`)).status !== 200) {
-    if (Date.now() > deadline) throw new Error("gateway not ready");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitForReadiness(gateway);
 });
 
 const url = () => `${gateway.url}/up/mcp`;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { initializeRequest as initialize, postJsonRpc as post } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
-import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
+import { type SpawnedGateway, spawnGateway, waitForReadiness } from "../conformance/spawn-gateway.ts";
 import {
   AUDIENCE,
   identityProvidersYaml,
@@ -150,13 +150,7 @@ describe("two gateway processes sharing one redis-server", () => {
       cleanup(() => gateway.stop());
       gateways.push(gateway);
     }
-    for (const gateway of gateways) {
-      for (let i = 0; ; i++) {
-        if ((await fetch(`${gateway.url}/readiness`)).status === 200) break;
-        if (i > 200) throw new Error("gateway not ready");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+    for (const gateway of gateways) await waitForReadiness(gateway);
   });
 
   test("the limit holds across both; Redis killed → traffic flows unchecked and health turns degraded", async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { beforeAll, describe, expect, test, vi } from "vitest";
-import { type SpawnedGateway, spawnGateway } from "../conformance/spawn-gateway.ts";
+import { type SpawnedGateway, spawnGateway, waitForReadiness } from "../conformance/spawn-gateway.ts";
 import {
   AUDIENCE,
   identityProvidersYaml,
@@ -51,13 +51,7 @@ beforeAll(async () => {
     cleanup(() => gateway.stop());
     gateways.push(gateway);
   }
-  for (const gateway of gateways) {
-    const deadline = Date.now() + 20_000;
-    while ((await fetch(`${gateway.url}/readiness`)).status !== 200) {
-      if (Date.now() > deadline) throw new Error("gateway not ready");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  for (const gateway of gateways) await waitForReadiness(gateway);
 });
 
 const mcpUrl = (gateway: SpawnedGateway | undefined) => `${gateway?.url}/up/mcp`;
@@ -214,5 +208,29 @@ describe("an MCP session belongs to the user it was issued to, on every replica"
     }
     // Another user is not affected by dave's cap.
     await openSession(gateways[1], await bearer("erin"));
+  });
+
+  // Last: it kills the shared redis-server.
+  test("session store down: a session this replica confirmed goes on, any other is refused with 503, never forwarded unchecked", async () => {
+    const frank = await bearer("frank");
+    const own = await openSession(gateways[0], frank); // confirmed on replica a only
+    const headers = { ...frank, "mcp-session-id": own, "mcp-protocol-version": "2025-06-18" };
+    await redis.kill();
+    const onA = await postJsonRpc(mcpUrl(gateways[0]), echo(freshId(), "cached"), headers);
+    expect(onA.status).toBe(200);
+    expect(await onA.text()).toContain("cached");
+    const heard = upstream.requests.length;
+    const onB = await postJsonRpc(mcpUrl(gateways[1]), echo(freshId(), "unchecked"), headers);
+    expect(onB.status).toBe(503);
+    expect(await onB.json()).toMatchObject({ error: { data: { reason: "session_store_unavailable" } } });
+    expect(upstream.requests.length).toBe(heard);
+    // A new session during the outage is recorded on the replica that opened it, and works there.
+    const during = await openSession(gateways[1], frank);
+    const there = await postJsonRpc(mcpUrl(gateways[1]), echo(freshId(), "local"), {
+      ...frank,
+      "mcp-session-id": during,
+      "mcp-protocol-version": "2025-06-18",
+    });
+    expect(await there.text()).toContain("local");
   });
 });
