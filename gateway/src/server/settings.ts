@@ -29,6 +29,8 @@ export interface GatewaySettings {
   allowedOrigins: Set<string> | "any";
   /** SVC_ALLOW_ANONYMOUS=true: without identity providers, requests run as `anonymous` instead of being refused. */
   allowAnonymous: boolean;
+  /** SVC_ALLOW_ANONYMOUS_REMOTE=true: anonymous access may also be served on a non-loopback address. */
+  allowAnonymousRemote: boolean;
   /** SVC_PUBLIC_URL: the origin clients use (behind a proxy); else taken from each request's Host header. */
   publicUrl: string | undefined;
   /** The client request headers upstreams receive: the built-in list plus SVC_FORWARD_REQUEST_HEADERS. */
@@ -56,11 +58,11 @@ function number(
 }
 
 /** Only the exact words: a typo must not silently open (or close) the gateway. */
-export function allowAnonymous(env: Record<string, string | undefined>): boolean {
-  const text = env.SVC_ALLOW_ANONYMOUS?.trim().toLowerCase();
+function strictFlag(env: Record<string, string | undefined>, name: string): boolean {
+  const text = env[name]?.trim().toLowerCase();
   if (text === undefined || text === "" || text === "false") return false;
   if (text === "true") return true;
-  throw new SettingsError(`SVC_ALLOW_ANONYMOUS must be 'true' or 'false', got '${env.SVC_ALLOW_ANONYMOUS}'`);
+  throw new SettingsError(`${name} must be 'true' or 'false', got '${env[name]}'`);
 }
 
 function publicUrl(env: Record<string, string | undefined>): string | undefined {
@@ -125,7 +127,8 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     maxStreamsPerUser: whole(env, "SVC_MAX_STREAMS_PER_USER", 16, 1, 100_000),
     configPollMs: number(env, "SVC_CONFIG_POLL_SECONDS", 5, 0, 3600) * 1000,
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
-    allowAnonymous: allowAnonymous(env),
+    allowAnonymous: strictFlag(env, "SVC_ALLOW_ANONYMOUS"),
+    allowAnonymousRemote: strictFlag(env, "SVC_ALLOW_ANONYMOUS_REMOTE"),
     publicUrl: publicUrl(env),
     forwardRequestHeaders: forwardRequestHeaders(env),
   };

@@ -25,12 +25,15 @@ import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
-import { readSettings } from "./settings.ts";
+import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
 
 export interface StartGatewayOptions {
   configPath?: string;
   env?: Record<string, string | undefined>;
-  /** Default 0.0.0.0. */
+  /**
+   * Default 127.0.0.1: a gateway reachable from the network is a decision (the container image and the chart pass
+   * 0.0.0.0), not an accident of the defaults.
+   */
   host?: string;
   /** Default $PORT or 8080; 0 picks a free port. */
   port?: number;
@@ -68,6 +71,20 @@ const sleep = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
+/**
+ * Anonymous access is for a workstation: on an address other hosts can reach, it would let anyone on the network in
+ * whenever no identity provider is configured (a reload can remove them). So it takes a second, explicit setting.
+ */
+export function refuseRemoteAnonymousAccess(
+  settings: Pick<GatewaySettings, "allowAnonymous" | "allowAnonymousRemote">,
+  host: string,
+): void {
+  if (!settings.allowAnonymous || isLoopbackAddress(host) || settings.allowAnonymousRemote) return;
+  throw new SettingsError(
+    `SVC_ALLOW_ANONYMOUS=true with --host ${host}: anyone who can reach this address would get in without a token whenever no identity provider is configured. Bind to 127.0.0.1, or set SVC_ALLOW_ANONYMOUS_REMOTE=true as well if that is really meant`,
+  );
+}
+
 /** Says loudly, at start and on every reload, when the gateway refuses everyone or lets everyone in. */
 function warnAboutAuthMode(logger: Logger, snapshot: ConfigSnapshot, allowAnonymous: boolean): void {
   const { kind } = snapshot.auth;
@@ -90,13 +107,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const env = options.env ?? process.env;
   const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL), write: writeStdoutBatched });
   const settings = readSettings(env);
+  const host = options.host ?? "127.0.0.1";
+  refuseRemoteAnonymousAccess(settings, host);
   const auditTarget = auditTargetFrom(env);
   const audit = new AuditLog({
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
     onSinkError: (error) => logger.error("audit trail write failed; retrying", { error }),
   });
-  const host = options.host ?? "0.0.0.0";
   const port = listenPort(options, env);
 
   const metrics = new GatewayMetrics();
@@ -237,6 +255,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   logger.info("listening", {
     url,
+    host,
     config: reloader.source,
     mode: loaded.mode,
     servers: reloader.current().routes.size,
