@@ -25,7 +25,12 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 describe("svc-gateway start", () => {
   test("without --host it binds 127.0.0.1 (its listening line says so)", async () => {
     const child = spawn(process.execPath, [BIN, "start", "--config", config, "--port", "0"], {
-      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", SVC_AUDIT_FILE: "/dev/null", SVC_DRAIN_DELAY_SECONDS: "0" },
+      env: {
+        PATH: process.env.PATH ?? "",
+        LOG_LEVEL: "info",
+        SVC_AUDIT_FILE: "/dev/null",
+        SVC_DRAIN_DELAY_SECONDS: "0",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
