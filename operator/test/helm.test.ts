@@ -119,6 +119,21 @@ describe("helm chart", () => {
     expect(find(manifests, "Deployment", "svc-gateway").spec.template.metadata.annotations).toBeUndefined();
   });
 
+  it("serves from every interface of the pod, and names its public URL when given one", async () => {
+    const container = (manifests: Manifest[]) =>
+      find(manifests, "Deployment", "svc-gateway").spec.template.spec.containers[0];
+    const plain = container((await template()).manifests);
+    // The binary binds 127.0.0.1 by default; in a pod it must listen where the Service can reach it.
+    expect(plain.args).toEqual(expect.arrayContaining(["--host", "0.0.0.0"]));
+    expect(plain.env.map((entry: { name: string }) => entry.name)).not.toContain("SVC_PUBLIC_URL");
+    const named = container((await template("gateway.publicUrl=https://mcp.example.com")).manifests);
+    expect(named.env).toContainEqual({ name: "SVC_PUBLIC_URL", value: "https://mcp.example.com" });
+    const refused = await run(helm, ["lint", chart, "--set", "gateway.publicUrl=mcp.example.com"]).catch(
+      (error: { stdout: string; stderr: string }) => error,
+    );
+    expect(`${refused.stdout}${refused.stderr}`).toContain("gateway.publicUrl");
+  });
+
   it("creates an McpGateway the CRD accepts, pointing the operator at the chart's ConfigMap and Deployment", async () => {
     const { manifests } = await template(
       "gateway.mcpGateway.spec.security.rateLimiting.requestsPerMinute=50",
