@@ -2,11 +2,9 @@
 // upstream got (recorded here) and what the client got back. `leak` returns personal data the upstream itself
 // produces, to test the way down on its own. Stateless, JSON or SSE answers; `echo_progress` sends progress
 // notifications carrying the text before its result, so SSE events of several kinds interleave.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { startStatelessSdkServer } from "../../support/stateless-sdk-server.ts";
 
 export interface EchoUpstream {
   url: string;
@@ -63,30 +61,8 @@ function buildServer(received: unknown[]): McpServer {
 
 export async function startEchoUpstream(options: { json?: boolean } = {}): Promise<EchoUpstream> {
   const received: unknown[] = [];
-  const http: Server = createServer((req, res) => {
-    const server = buildServer(received);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: options.json === true,
-    });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500).end(String(error));
-      });
+  const server = await startStatelessSdkServer(() => buildServer(received), {
+    jsonResponse: options.json === true,
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    received,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  return { ...server, received };
 }

@@ -1,9 +1,7 @@
 // A real MCP server (SDK McpServer, stateless Streamable HTTP) whose tools carry annotations and which offers
 // prompts, resources and resource templates: everything RBAC decides on and filters. JSON or SSE answers.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { startStatelessSdkServer } from "../../support/stateless-sdk-server.ts";
 
 export interface AnnotatedUpstream {
   url: string;
@@ -36,31 +34,6 @@ function buildServer(): McpServer {
   return server;
 }
 
-export async function startAnnotatedUpstream(options: { jsonResponse: boolean }): Promise<AnnotatedUpstream> {
-  const http: Server = createServer((req, res) => {
-    const server = buildServer();
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: options.jsonResponse,
-    });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500).end(String(error));
-      });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
-  };
+export function startAnnotatedUpstream(options: { jsonResponse: boolean }): Promise<AnnotatedUpstream> {
+  return startStatelessSdkServer(buildServer, options);
 }
