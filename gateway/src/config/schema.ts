@@ -11,6 +11,7 @@ import {
   secondsField,
   stringList,
 } from "./fields.ts";
+import { firewallPolicySchema, serverFirewallSchema } from "./firewall-schema.ts";
 import { ENTITY_TYPES } from "./pii-entities.ts";
 
 // The gateway's YAML configuration (SPEC part B), the single source of truth: the loader, `svc-gateway
@@ -215,6 +216,9 @@ export const serverSchema = z
       .describe(
         "Per-server scrubbing policy, merged with the gateway's (union; the server's replacements win)",
       ),
+    firewall: serverFirewallSchema
+      .optional()
+      .describe("Per-server prompt-injection firewall: may only tighten gateway_policy.firewall"),
   })
   .superRefine((server, ctx) => {
     if (
@@ -266,6 +270,7 @@ export const localServersPolicySchema = z.strictObject({
 
 export const gatewayPolicySchema = z.strictObject({
   scrubbing: scrubbingPolicySchema.prefault({}).describe("Gateway-wide scrubbing policy"),
+  firewall: firewallPolicySchema.prefault({}).describe("Gateway-wide prompt-injection firewall"),
   server_rbac: serverRbacDefaultsSchema.prefault({}).describe("Defaults for servers' RBAC fields"),
   capability_rbac: capabilityRbacDefaultsSchema.prefault({}).describe("Default groups by tool annotation"),
   local_servers: localServersPolicySchema.prefault({}).describe("Blocks or admits locally defined servers"),

@@ -20,33 +20,81 @@ export const KEEP: InspectorVerdict = Object.freeze({ action: "keep" });
 export interface MessageInspector {
   /** For logs and audit: `rbac`, `pii`, `firewall`. */
   readonly name: string;
-  inspect(record: RequestRecord, message: JsonRpcMessage): InspectorVerdict;
+  /**
+   * Synchronous for in-process policies; a promise only when the inspector must wait for something (a remote
+   * detector). The chain stays synchronous until an inspector actually answers with a promise, so the common path
+   * costs no microtask.
+   */
+  inspect(record: RequestRecord, message: JsonRpcMessage): InspectorVerdict | Promise<InspectorVerdict>;
+}
+
+const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
+  typeof (value as { then?: unknown } | undefined)?.then === "function";
+
+/** Applies `then` to a value or, once it settles, to a promise of it: synchronous when the value is. */
+function after<T, R>(value: T | Promise<T>, then: (settled: T) => R | Promise<R>): R | Promise<R> {
+  return isPromise(value) ? value.then(then) : then(value);
+}
+
+/** Where one message ended up after the inspectors from `from` on: kept or replaced, or refused with a verdict. */
+type ChainOutcome =
+  | { message: JsonRpcMessage }
+  | { refused: Extract<InspectorVerdict, { action: "refuse" }> };
+
+function runChain(
+  inspectors: readonly MessageInspector[],
+  record: RequestRecord,
+  message: JsonRpcMessage,
+  from = 0,
+): ChainOutcome | Promise<ChainOutcome> {
+  let current = message;
+  for (let index = from; index < inspectors.length; index++) {
+    const verdict = (inspectors[index] as MessageInspector).inspect(record, current);
+    if (isPromise(verdict)) {
+      const at = current;
+      return verdict.then((settled) => {
+        if (settled.action === "refuse") return { refused: settled };
+        return runChain(inspectors, record, settled.action === "replace" ? settled.message : at, index + 1);
+      });
+    }
+    if (verdict.action === "refuse") return { refused: verdict };
+    if (verdict.action === "replace") current = verdict.message;
+  }
+  return { message: current };
+}
+
+export interface InspectedRequest {
+  messages: JsonRpcMessage[];
+  changed: boolean;
 }
 
 /**
- * Runs the request inspectors over every message, in order; a refusal stops the request (thrown: the pipeline
- * answers it like any other refusal). Returns the messages to forward and whether any was replaced (the body is then
- * serialised again; otherwise the client's bytes go upstream unchanged).
+ * Runs the request inspectors over every message, in order; a refusal stops the request (thrown, or rejected: the
+ * pipeline answers it like any other refusal). Returns the messages to forward and whether any was replaced (the body
+ * is then serialised again; otherwise the client's bytes go upstream unchanged).
  */
 export function inspectRequest(
   inspectors: readonly MessageInspector[],
   record: RequestRecord,
   messages: readonly JsonRpcMessage[],
-): { messages: JsonRpcMessage[]; changed: boolean } {
+): InspectedRequest | Promise<InspectedRequest> {
+  const out: JsonRpcMessage[] = [];
   let changed = false;
-  const out = messages.map((original) => {
-    let message = original;
-    for (const inspector of inspectors) {
-      const verdict = inspector.inspect(record, message);
-      if (verdict.action === "refuse") throw verdict.error;
-      if (verdict.action === "replace") {
-        message = verdict.message;
-        changed = true;
-      }
+  const next = (index: number): InspectedRequest | Promise<InspectedRequest> => {
+    for (let i = index; i < messages.length; i++) {
+      const original = messages[i] as JsonRpcMessage;
+      const outcome = runChain(inspectors, record, original);
+      const settle = (settled: ChainOutcome): void => {
+        if ("refused" in settled) throw settled.refused.error;
+        if (settled.message !== original) changed = true;
+        out.push(settled.message);
+      };
+      if (isPromise(outcome)) return outcome.then(settle).then(() => next(i + 1));
+      settle(outcome);
     }
-    return message;
-  });
-  return { messages: out, changed };
+    return { messages: out, changed };
+  };
+  return next(0);
 }
 
 /**
@@ -57,23 +105,25 @@ function inspectAnswerMessage(
   inspectors: readonly MessageInspector[],
   record: RequestRecord,
   original: JsonRpcMessage,
-): JsonRpcMessage | undefined {
-  let message = original;
-  for (const inspector of inspectors) {
-    const verdict = inspector.inspect(record, message);
-    if (verdict.action === "replace") message = verdict.message;
-    else if (verdict.action === "refuse") {
-      if (!isJsonRpcResponse(message)) return undefined;
-      return { jsonrpc: "2.0", id: message.id, error: jsonRpcErrorObject(verdict.error, record.requestId) };
-    }
-  }
-  return message;
+): JsonRpcMessage | undefined | Promise<JsonRpcMessage | undefined> {
+  return after(runChain(inspectors, record, original), (outcome) => {
+    if ("message" in outcome) return outcome.message;
+    if (!isJsonRpcResponse(original)) return undefined;
+    return {
+      jsonrpc: "2.0",
+      id: original.id,
+      error: jsonRpcErrorObject(outcome.refused.error, record.requestId),
+    } as JsonRpcMessage;
+  });
 }
 
 /** What forward() applies to the answer: the JSON bytes as a whole, or each SSE event with its parsed message. */
 export interface ResponseInspection {
-  json(bytes: Buffer): Buffer;
-  sse(event: SseEvent, message: JsonRpcMessage | undefined): SseEvent | undefined;
+  json(bytes: Buffer): Buffer | Promise<Buffer>;
+  sse(
+    event: SseEvent,
+    message: JsonRpcMessage | undefined,
+  ): SseEvent | undefined | Promise<SseEvent | undefined>;
 }
 
 /** Undefined when no inspector applies, so the answer passes byte for byte without being parsed. */
@@ -92,31 +142,31 @@ export function responseInspection(
         return bytes;
       }
       if (Array.isArray(value)) {
-        let changed = false;
-        const out: unknown[] = [];
-        for (const item of value) {
-          if (typeof item !== "object" || item === null) {
-            out.push(item);
-            continue;
-          }
-          const message = inspectAnswerMessage(inspectors, record, item as JsonRpcMessage);
-          if (message !== item) changed = true;
-          if (message !== undefined) out.push(message);
-        }
-        return changed ? Buffer.from(JSON.stringify(out)) : bytes;
+        const items = value.map((item) =>
+          typeof item !== "object" || item === null
+            ? item
+            : inspectAnswerMessage(inspectors, record, item as JsonRpcMessage),
+        );
+        const assemble = (settled: unknown[]): Buffer => {
+          const changed = settled.some((item, i) => item !== value[i]);
+          return changed ? Buffer.from(JSON.stringify(settled.filter((item) => item !== undefined))) : bytes;
+        };
+        return items.some(isPromise) ? Promise.all(items).then(assemble) : assemble(items);
       }
       if (typeof value !== "object" || value === null) return bytes;
-      const message = inspectAnswerMessage(inspectors, record, value as JsonRpcMessage);
-      if (message === value) return bytes;
-      return message === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(message));
+      return after(inspectAnswerMessage(inspectors, record, value as JsonRpcMessage), (message) => {
+        if (message === value) return bytes;
+        return message === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(message));
+      });
     },
     sse(event, message) {
       if (message === undefined) return event;
-      const out = inspectAnswerMessage(inspectors, record, message);
-      if (out === message) return event;
-      // A dropped message leaves its event's id (the client's resumption point) without data.
-      if (out === undefined) return event.id === undefined ? undefined : { id: event.id };
-      return { ...event, data: JSON.stringify(out).split("\n") };
+      return after(inspectAnswerMessage(inspectors, record, message), (out) => {
+        if (out === message) return event;
+        // A dropped message leaves its event's id (the client's resumption point) without data.
+        if (out === undefined) return event.id === undefined ? undefined : { id: event.id };
+        return { ...event, data: JSON.stringify(out).split("\n") };
+      });
     },
   };
 }

@@ -239,7 +239,7 @@ async function proxyRequest(
   if (parsed !== undefined && body !== undefined) {
     const inspectors = requestInspectors(record, inspectionListeners(deps));
     if (inspectors.length > 0) {
-      const inspected = inspectRequest(inspectors, record, parsed.messages);
+      const inspected = await inspectRequest(inspectors, record, parsed.messages);
       if (inspected.changed) {
         record.messages = inspected.messages;
         body = Buffer.from(JSON.stringify(parsed.batch ? inspected.messages : inspected.messages[0]));

@@ -36,8 +36,8 @@ export interface ForwardRequest {
   cors?: Record<string, string>;
   /** Headers the gateway adds to a successful answer (e.g. RateLimit). */
   extraHeaders?: Record<string, string>;
-  /** Per-request response policy (RBAC list filtering): a JSON answer's bytes, and each SSE event. */
-  transformJson?: (bytes: Buffer) => Buffer;
+  /** Per-request response policy (the response inspectors): a JSON answer's bytes, and each SSE event. */
+  transformJson?: (bytes: Buffer) => Buffer | Promise<Buffer>;
   inspectSseEvent?: SseEventInspector;
   /** The caller's principalKey: calls waiting for a connection to the upstream are served user by user. */
   user: string;
@@ -292,7 +292,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   } finally {
     clearTimeout(stalled);
   }
-  if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = request.transformJson(bytes);
+  if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = await request.transformJson(bytes);
   return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
 }
 

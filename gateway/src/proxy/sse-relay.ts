@@ -20,11 +20,15 @@ import { eventData, type SseEvent, serializeSseEvent } from "../sse/sse-event.ts
 import { SseEventTooLargeError, SseParser } from "../sse/sse-parser.ts";
 import type { UpstreamExchange } from "./upstream-exchange.ts";
 
-/** Response-side policy hook (pipeline step 8): sees each event and its JSON-RPC message, returns what to send. */
+/**
+ * Response-side policy hook (pipeline step 8): sees each event and its JSON-RPC message, returns what to send. A
+ * promise (a policy waiting on a remote detector) holds the stream: events still go out in the upstream's order,
+ * and the upstream is paused until the answer is in.
+ */
 export type SseEventInspector = (
   event: SseEvent,
   message: JsonRpcMessage | undefined,
-) => SseEvent | undefined;
+) => SseEvent | undefined | Promise<SseEvent | undefined>;
 
 export interface SseRelayOptions {
   upstream: UpstreamExchange;
@@ -110,8 +114,10 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     return !waitingForDrain;
   };
 
-  const render = (events: SseEvent[]): string => {
+  /** The events as text; a promise of it when an inspector answered with one. */
+  const render = (events: SseEvent[]): string | Promise<string> => {
     let out = "";
+    let waiting: Array<string | Promise<SseEvent | undefined>> | undefined;
     for (const original of events) {
       if (original.id !== undefined && original.id !== "") resumable = true;
       const message = parseJsonRpcEventData(eventData(original));
@@ -119,9 +125,49 @@ export function relaySse(options: SseRelayOptions): SseRelay {
         pending.delete(idKey(message.id ?? null));
       }
       const event = options.inspect === undefined ? original : options.inspect(original, message);
-      if (event !== undefined) out += serializeSseEvent(event);
+      if (event instanceof Promise) {
+        waiting ??= [];
+        waiting.push(out, event);
+        out = "";
+      } else if (event !== undefined) out += serializeSseEvent(event);
     }
-    return out;
+    if (waiting === undefined) return out;
+    waiting.push(out);
+    return Promise.all(waiting).then((parts) =>
+      parts
+        .map((part) => (typeof part === "string" ? part : part === undefined ? "" : serializeSseEvent(part)))
+        .join(""),
+    );
+  };
+
+  /**
+   * Work that waits on an inspector, in the upstream's order: while it is pending every later chunk, the end and any
+   * failure queue behind it, and the upstream stays paused.
+   */
+  let queue: Promise<void> | undefined;
+  const enqueue = (step: () => void | Promise<void>): void => {
+    const run = (queue ?? Promise.resolve()).then(step).catch((error: unknown) => {
+      if (ended) return;
+      // An inspector failed: the stream cannot go on without a policy having seen what follows.
+      finish({ aborted: true, error });
+      upstream.abort(error instanceof Error ? error : new Error(String(error)));
+      client.end(abortedEvents(error));
+    });
+    queue = run;
+    void run.then(() => {
+      if (queue !== run) return;
+      queue = undefined;
+      if (!ended && !waitingForDrain) upstream.resume();
+    });
+  };
+  /** Writes rendered events now, or in turn behind pending inspections; false while the upstream must wait. */
+  const emit = (rendered: string | Promise<string>): boolean => {
+    if (queue === undefined && typeof rendered === "string") return write(rendered);
+    enqueue(async () => {
+      const text = await rendered;
+      if (!ended) write(text);
+    });
+    return false;
   };
 
   /** One JSON-RPC error event for each request of this POST still unanswered. */
@@ -154,10 +200,16 @@ export function relaySse(options: SseRelayOptions): SseRelay {
       { server: options.server, cause: tooLarge },
     );
     const completed = render(tooLarge.completed);
-    finish({ aborted: true, error: failure });
+    const end = (text: string): void => {
+      if (ended) return;
+      finish({ aborted: true, error: failure });
+      client.end(text + errorEvents(failure));
+    };
+    if (queue === undefined && typeof completed === "string") end(completed);
+    else enqueue(async () => end(await completed));
     // Dropped, not drained: the rest of the event is unwanted, and the connection must not be reused mid-event.
+    // (Its error callback, if any, finds the stream ended or queues behind the end.)
     upstream.abort(failure);
-    client.end(completed + errorEvents(failure));
   };
 
   // The client may have gone between the upstream's head and now (nothing watched it in that gap).
@@ -178,20 +230,28 @@ export function relaySse(options: SseRelayOptions): SseRelay {
         endTooLarge(error);
         return false;
       }
-      return write(render(events));
+      return emit(render(events));
     },
     end() {
-      if (ended) return;
-      // Ended cleanly with requests unanswered and no event id to resume from: nobody will ever answer
-      // them, so the client gets errors instead of waiting forever.
-      const stranded = !resumable && pending.size > 0;
-      finish({ aborted: stranded });
-      client.end(stranded ? abortedEvents(undefined) : undefined);
+      const end = (): void => {
+        if (ended) return;
+        // Ended cleanly with requests unanswered and no event id to resume from: nobody will ever answer
+        // them, so the client gets errors instead of waiting forever.
+        const stranded = !resumable && pending.size > 0;
+        finish({ aborted: stranded });
+        client.end(stranded ? abortedEvents(undefined) : undefined);
+      };
+      if (queue === undefined) end();
+      else enqueue(end);
     },
     error(error) {
-      if (ended) return; // closed by the gateway (drain) or the client
-      finish({ aborted: true, error });
-      client.end(abortedEvents(error));
+      const fail = (): void => {
+        if (ended) return; // closed by the gateway (drain) or the client
+        finish({ aborted: true, error });
+        client.end(abortedEvents(error));
+      };
+      if (queue === undefined) fail();
+      else enqueue(fail);
     },
   });
   // Nothing arrived with the head: unless an event follows shortly, send the head alone, so the client knows

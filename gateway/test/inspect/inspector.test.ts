@@ -31,7 +31,7 @@ function shouting(seen: JsonRpcMessage[] = []): MessageInspector {
 }
 
 describe("request inspectors", () => {
-  test("run in order on every message; a replacement is what the next inspector sees", () => {
+  test("run in order on every message; a replacement is what the next inspector sees", async () => {
     const order: string[] = [];
     const first: MessageInspector = {
       name: "first",
@@ -51,15 +51,15 @@ describe("request inspectors", () => {
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: {} },
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: {} },
     ];
-    const out = inspectRequest([first, second], record, messages);
+    const out = await inspectRequest([first, second], record, messages);
     expect(out.changed).toBe(true);
     expect(out.messages.map((m) => m.params)).toEqual([{ replaced: true }, { replaced: true }]);
     expect(order).toEqual(["first:1", 'second:{"replaced":true}', "first:2", 'second:{"replaced":true}']);
   });
 
-  test("nothing replaced: unchanged (the client's bytes go upstream); a refusal throws its error", () => {
+  test("nothing replaced: unchanged (the client's bytes go upstream); a refusal throws its error", async () => {
     const messages = [{ jsonrpc: "2.0", id: 1, method: "ping" }];
-    expect(inspectRequest([shouting()], record, messages)).toEqual({ messages, changed: false });
+    expect(await inspectRequest([shouting()], record, messages)).toEqual({ messages, changed: false });
     expect(() =>
       inspectRequest([shouting()], record, [
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "forbidden" } },
@@ -73,11 +73,11 @@ describe("response inspection", () => {
     expect(responseInspection([], record)).toBeUndefined();
   });
 
-  test("a JSON answer is parsed once for all inspectors, rewritten only when a message changed", () => {
+  test("a JSON answer is parsed once for all inspectors, rewritten only when a message changed", async () => {
     const seen: JsonRpcMessage[] = [];
     const inspection = responseInspection([shouting(seen), shouting(seen)], record);
     const untouched = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { other: 1 } }));
-    expect(inspection?.json(untouched)).toBe(untouched);
+    expect(await inspection?.json(untouched)).toBe(untouched);
     const batch = Buffer.from(
       JSON.stringify([
         { jsonrpc: "2.0", id: 1, result: { text: "hello" } },
@@ -85,7 +85,7 @@ describe("response inspection", () => {
         { jsonrpc: "2.0", method: "notifications/message", params: { data: "forbidden" } },
       ]),
     );
-    const out = JSON.parse(inspection?.json(batch).toString() ?? "null") as JsonRpcMessage[];
+    const out = JSON.parse((await inspection?.json(batch))?.toString() ?? "null") as JsonRpcMessage[];
     // Replaced; refused answer → a JSON-RPC error for its id; refused notification → dropped.
     expect(out).toEqual([
       { jsonrpc: "2.0", id: 1, result: { text: "HELLO" } },
@@ -98,20 +98,43 @@ describe("response inspection", () => {
         }),
       },
     ]);
-    expect(inspection?.json(Buffer.from("not json")).toString()).toBe("not json");
+    expect((await inspection?.json(Buffer.from("not json")))?.toString()).toBe("not json");
   });
 
-  test("SSE: each event on its own; a dropped message keeps its event id for resumption", () => {
+  test("SSE: each event on its own; a dropped message keeps its event id for resumption", async () => {
     const inspection = responseInspection([shouting()], record);
     const event = { id: "7", data: ['{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}}'] };
-    const replaced = inspection?.sse(event, { jsonrpc: "2.0", id: 1, result: { text: "hi" } });
+    const replaced = await inspection?.sse(event, { jsonrpc: "2.0", id: 1, result: { text: "hi" } });
     expect(replaced).toEqual({ id: "7", data: ['{"jsonrpc":"2.0","id":1,"result":{"text":"HI"}}'] });
     const ping = { comments: [" keep-alive"] };
-    expect(inspection?.sse(ping, undefined)).toBe(ping);
+    expect(await inspection?.sse(ping, undefined)).toBe(ping);
     const notification = { jsonrpc: "2.0", method: "notifications/message", params: { data: "forbidden" } };
-    expect(inspection?.sse({ id: "8", data: [JSON.stringify(notification)] }, notification)).toEqual({
+    expect(await inspection?.sse({ id: "8", data: [JSON.stringify(notification)] }, notification)).toEqual({
       id: "8",
     });
-    expect(inspection?.sse({ data: [JSON.stringify(notification)] }, notification)).toBeUndefined();
+    expect(await inspection?.sse({ data: [JSON.stringify(notification)] }, notification)).toBeUndefined();
+  });
+
+  test("an inspector that answers with a promise: the same outcome, in order, once it settles", async () => {
+    const later: MessageInspector = {
+      name: "later",
+      inspect: async (r, message) => shouting().inspect(r, message),
+    };
+    const inspection = responseInspection([later, shouting()], record);
+    const batch = Buffer.from(
+      JSON.stringify([
+        { jsonrpc: "2.0", id: 1, result: { text: "hello" } },
+        { jsonrpc: "2.0", id: 2, result: { text: "forbidden" } },
+      ]),
+    );
+    const pending = inspection?.json(batch);
+    expect(pending).toBeInstanceOf(Promise);
+    const out = JSON.parse((await pending)?.toString() ?? "null") as JsonRpcMessage[];
+    expect(out[0]).toEqual({ jsonrpc: "2.0", id: 1, result: { text: "HELLO" } });
+    expect(out[1]).toMatchObject({ id: 2, error: { code: -32043 } });
+    const request = inspectRequest([later], record, [
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "forbidden" } },
+    ]);
+    await expect(request).rejects.toMatchObject({ code: "capability_forbidden" });
   });
 });
