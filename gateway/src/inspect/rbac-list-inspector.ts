@@ -3,16 +3,13 @@
 // First, because no later inspector should spend work on items the user will not see. It also keeps the tool-hints
 // cache current: tools/list results are learnt before filtering, notifications/tools/list_changed empties it.
 import type { GatewayPolicy } from "../config/index.ts";
-import type { JsonRpcId } from "../errors/error-response.ts";
 import type { Capability } from "../rbac/capability.ts";
 import { decide, type ToolHints } from "../rbac/decide.ts";
 import { filterListResult, isFilteredList } from "../rbac/filter-list.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
-import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
+import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage, rpcIdKey } from "../sse/json-rpc.ts";
 import { KEEP, type MessageInspector } from "./inspector.ts";
 import type { RequestRecord } from "./request-record.ts";
-
-const idKey = (id: JsonRpcId | undefined): string => (typeof id === "string" ? `s:${id}` : `n:${String(id)}`);
 
 /**
  * The inspector for one request, or undefined when it has nothing to do: no list request in the body (answers to
@@ -29,7 +26,7 @@ export function rbacListInspector(
   const lists = new Map<string, string>();
   for (const message of record.messages ?? []) {
     if (isJsonRpcRequest(message) && isFilteredList(message.method as string)) {
-      lists.set(idKey(message.id), message.method as string);
+      lists.set(rpcIdKey(message.id), message.method as string);
     }
   }
   if (lists.size === 0 && record.httpMethod !== "GET") return undefined;
@@ -45,7 +42,7 @@ export function rbacListInspector(
         return KEEP;
       }
       if (!isJsonRpcResponse(message) || message.result === undefined) return KEEP;
-      const method = lists.get(idKey(message.id));
+      const method = lists.get(rpcIdKey(message.id));
       if (method === undefined || !isFilteredList(method)) return KEEP;
       if (method === "tools/list") hints.observe(server.name, message.result);
       if (!filtering) return KEEP;

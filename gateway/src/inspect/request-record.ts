@@ -1,13 +1,13 @@
 // Everything the gateway learns about one request on `/{server}/mcp`, in one place, filled in step by step as the
 // pipeline goes. The steps, the message inspectors, the audit record, the metrics and the access log all read it,
 // so what was decided is written once and reported the same way everywhere.
-import type { ErrorContext } from "../errors/error-response.ts";
+import type { ErrorContext, JsonRpcId } from "../errors/error-response.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { Capability } from "../rbac/capability.ts";
 import type { RbacDecision } from "../rbac/decide.ts";
 import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
-import type { JsonRpcMessage } from "../sse/json-rpc.ts";
+import { isJsonRpcRequest, type JsonRpcMessage, rpcIdKey } from "../sse/json-rpc.ts";
 
 export interface RequestRecord {
   readonly requestId: string;
@@ -54,4 +54,16 @@ export function newRequestRecord(
     server: "",
     method: httpMethod,
   };
+}
+
+/** The request (in this POST) that an answer answers: its method says what the answer's result holds. */
+export function requestAnswered(
+  record: RequestRecord,
+  id: JsonRpcId | undefined,
+): JsonRpcMessage | undefined {
+  const key = rpcIdKey(id);
+  for (const message of record.messages ?? []) {
+    if (isJsonRpcRequest(message) && rpcIdKey(message.id) === key) return message;
+  }
+  return undefined;
 }

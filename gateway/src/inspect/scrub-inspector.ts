@@ -9,12 +9,11 @@
 // resources/read (text contents), prompts/get (messages, description) and completion/complete (values); the server's
 // own requests (sampling messages and system prompt, elicitation message) and notifications (log data, progress
 // message), on JSON answers and on every SSE event alike.
-import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { CompiledScrubbing, LimitExceeded } from "../pii/index.ts";
 import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
 import { type InspectorVerdict, KEEP, type MessageInspector } from "./inspector.ts";
-import type { RequestRecord } from "./request-record.ts";
+import { type RequestRecord, requestAnswered } from "./request-record.ts";
 
 export type ScrubDirection = "request" | "response";
 
@@ -226,8 +225,6 @@ function scrubServerMessage(message: JsonRpcMessage, tally: Tally): JsonRpcMessa
   }
 }
 
-const idKey = (id: JsonRpcId | undefined): string => (typeof id === "string" ? `s:${id}` : `n:${String(id)}`);
-
 /** The scrubbing inspectors for one request: one per direction. */
 export function scrubInspectors(
   scrubbing: CompiledScrubbing,
@@ -257,7 +254,7 @@ export function scrubInspectors(
         let method: string | undefined;
         let out: JsonRpcMessage;
         if (isJsonRpcResponse(message)) {
-          method = methodAnswered(record, message.id);
+          method = requestAnswered(record, message.id)?.method as string | undefined;
           out = scrubAnswer(message, method, tally);
         } else {
           method = typeof message.method === "string" ? message.method : undefined;
@@ -281,13 +278,4 @@ function refuseUninspectable(record: RequestRecord, limit: LimitExceeded): Inspe
       { server: record.server },
     ),
   };
-}
-
-/** The method of the request (in this POST) that an answer answers. */
-function methodAnswered(record: RequestRecord, id: JsonRpcId | undefined): string | undefined {
-  const key = idKey(id);
-  for (const message of record.messages ?? []) {
-    if (isJsonRpcRequest(message) && idKey(message.id) === key) return message.method as string;
-  }
-  return undefined;
 }

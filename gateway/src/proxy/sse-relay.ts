@@ -15,7 +15,7 @@
 import type { ServerResponse } from "node:http";
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
-import { isJsonRpcResponse, type JsonRpcMessage, parseJsonRpcEventData } from "../sse/json-rpc.ts";
+import { isJsonRpcResponse, type JsonRpcMessage, parseJsonRpcEventData, rpcIdKey } from "../sse/json-rpc.ts";
 import { eventData, type SseEvent, serializeSseEvent } from "../sse/sse-event.ts";
 import { SseEventTooLargeError, SseParser } from "../sse/sse-parser.ts";
 import type { UpstreamExchange } from "./upstream-exchange.ts";
@@ -61,15 +61,11 @@ export interface SseRelay {
  */
 const HEAD_WAIT_MS = 5;
 
-function idKey(id: JsonRpcId): string {
-  return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
-}
-
 export function relaySse(options: SseRelayOptions): SseRelay {
   const { client, upstream } = options;
   const parser = new SseParser({ maxEventBytes: options.maxEventBytes });
   const pending = new Map<string, JsonRpcId>();
-  for (const id of options.pendingIds) pending.set(idKey(id), id);
+  for (const id of options.pendingIds) pending.set(rpcIdKey(id), id);
   let ended = false;
   /** An event carried an `id:`: the client can resume this stream, so a clean early end is legitimate. */
   let resumable = false;
@@ -122,7 +118,7 @@ export function relaySse(options: SseRelayOptions): SseRelay {
       if (original.id !== undefined && original.id !== "") resumable = true;
       const message = parseJsonRpcEventData(eventData(original));
       if (message !== undefined && pending.size > 0 && isJsonRpcResponse(message)) {
-        pending.delete(idKey(message.id ?? null));
+        pending.delete(rpcIdKey(message.id ?? null));
       }
       const event = options.inspect === undefined ? original : options.inspect(original, message);
       if (event instanceof Promise) {

@@ -22,6 +22,11 @@ export function isJsonRpcResponse(message: JsonRpcMessage): boolean {
   );
 }
 
+/** A map key for a JSON-RPC id that keeps 1 and "1" apart (they are different ids). */
+export function rpcIdKey(id: JsonRpcId | undefined): string {
+  return typeof id === "string" ? `s:${id}` : `n:${String(id)}`;
+}
+
 function isMessage(value: unknown): value is JsonRpcMessage {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
