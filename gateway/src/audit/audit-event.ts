@@ -6,6 +6,7 @@ export type AuditKind =
   | "replay_refused"
   | "session_refused"
   | "pii_scrubbed"
+  | "injection_detected"
   | "upstream_error"
   | "call_completed"
   | "events_dropped";

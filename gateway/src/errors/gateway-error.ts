@@ -30,6 +30,10 @@ export const GATEWAY_ERROR_CODES = {
   // A message past what PII scrubbing inspects (a string, depth or size bound): refused rather than forwarded
   // with parts unscanned. HTTP 200 with the JSON-RPC error, like a capability refusal.
   uninspectable: { status: 200, rpcCode: -32013 },
+  // The prompt-injection firewall recognised an injection. A client's request is refused before it is forwarded with
+  // HTTP 403 (the SPEC's answer: the request itself is the attack, not one call of it); an upstream's answer is
+  // replaced by this JSON-RPC error for its id, so the model never reads the planted instruction.
+  injection_detected: { status: 403, rpcCode: -32014 },
   // A name or URI no upstream should be handed (control or format characters, white space at an end, …), or with
   // capability RBAC on a capability param that is missing: JSON-RPC's invalid params, HTTP 200 for the same reason.
   invalid_params: { status: 200, rpcCode: -32602 },

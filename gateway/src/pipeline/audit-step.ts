@@ -4,6 +4,7 @@ import type { AuditEventInput, AuditKind } from "../audit/audit-event.ts";
 import type { AuditLog } from "../audit/audit-log.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
+import type { FirewallFinding } from "../inspect/firewall-inspector.ts";
 import type { RequestRecord } from "../inspect/request-record.ts";
 import { type Capability, capabilityKey } from "../rbac/capability.ts";
 import type { RbacDecision } from "../rbac/decide.ts";
@@ -118,5 +119,40 @@ export function recordScrubbed(
     provider: who?.idp ?? null,
     groups: who?.groups ?? [],
     reason: `${direction}: ${replaced}`,
+  });
+}
+
+/**
+ * The firewall found something in one message (or a detector gave no answer): the detector, its score, the
+ * direction, method and tool, and what was done; never the text. `decision` is deny when the message was refused,
+ * allow when it went through (monitor mode, or a detector without answer that fails open).
+ */
+export function recordFirewallFinding(
+  audit: AuditLog,
+  record: RequestRecord,
+  finding: FirewallFinding,
+): void {
+  const who = record.principal;
+  const facts = [
+    finding.direction,
+    `detector=${finding.detector}`,
+    finding.score === null ? "score=none" : `score=${finding.score.toFixed(3)}`,
+    `threshold=${finding.threshold}`,
+  ];
+  if (finding.rules.length > 0) facts.push(`rules=${finding.rules.join("+")}`);
+  if (finding.unavailable !== undefined) facts.push(`unavailable=${JSON.stringify(finding.unavailable)}`);
+  if (finding.truncated) facts.push("truncated");
+  audit.record({
+    kind: "injection_detected",
+    request_id: record.requestId,
+    source: sourceAddress(record.source),
+    server: record.server === "" ? null : record.server,
+    method: finding.method,
+    capability: finding.tool === undefined ? null : `tools/${finding.tool.slice(0, 200)}`,
+    subject: who?.sub ?? null,
+    provider: who?.idp ?? null,
+    groups: who?.groups ?? [],
+    decision: finding.blocked ? "deny" : "allow",
+    reason: facts.join(" "),
   });
 }

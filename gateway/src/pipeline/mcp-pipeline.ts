@@ -27,7 +27,7 @@ import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
-import { recordAudit, recordScrubbed } from "./audit-step.ts";
+import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
@@ -286,6 +286,15 @@ function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
     onScrubbed: (record, direction, method, counts) => {
       deps.metrics.recordPiiReplacements(record.server, direction, counts);
       recordScrubbed(deps.audit, record, direction, method, counts);
+    },
+    onFirewallFinding: (record, finding) => {
+      const action = finding.blocked
+        ? "blocked"
+        : finding.unavailable !== undefined
+          ? "unavailable"
+          : "monitored";
+      deps.metrics.recordFirewallFinding(record.server, finding.direction, finding.detector, action);
+      recordFirewallFinding(deps.audit, record, finding);
     },
   };
 }

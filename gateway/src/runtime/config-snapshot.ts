@@ -2,7 +2,10 @@
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
+import { DetectorSet } from "../firewall/detectors.ts";
+import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
+import type { CompiledFirewall } from "../inspect/firewall-inspector.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
 
@@ -22,6 +25,8 @@ export interface UpstreamRoute {
   apiKeyProblem?: string;
   /** PII scrubbing for this server (the gateway's and the server's policies merged, compiled); unset when off. */
   scrubbing?: CompiledScrubbing;
+  /** The prompt-injection firewall for this server (both layers merged, detectors built); unset when off. */
+  firewall?: CompiledFirewall;
   server: ServerConfig;
 }
 
@@ -36,6 +41,8 @@ export interface ConfigSnapshot {
   rateLimit: RateLimitSettings | undefined;
   /** security.replay_protection.enabled. */
   replayProtection: boolean;
+  /** The firewall detectors this configuration built; closed when a reload replaces it. */
+  detectors: DetectorSet;
 }
 
 /** `my-server.v2` → `MY_SERVER_V2`: the suffix of the per-server environment variables. */
@@ -83,6 +90,7 @@ export function buildSnapshot(
   const routes = new Map<string, UpstreamRoute>();
   const problems: ConfigProblem[] = [];
   const gatewayScrubbing = loaded.config.gateway_policy.scrubbing;
+  const detectors = new DetectorSet();
   for (const [index, server] of loaded.config.servers.entries()) {
     const url = new URL(server.url);
     const route: UpstreamRoute = {
@@ -104,15 +112,42 @@ export function buildSnapshot(
     );
     if ("problems" in scrubbing) problems.push(...scrubbing.problems);
     else if (scrubbing.enabled) route.scrubbing = scrubbing;
+    const firewall = mergeFirewallLayers(
+      loaded.config.gateway_policy.firewall,
+      server.firewall,
+      `servers[${index}].firewall`,
+    );
+    if ("problems" in firewall) problems.push(...firewall.problems);
+    else if (firewall.settings !== undefined) {
+      const { settings } = firewall;
+      route.firewall = {
+        settings,
+        detectors: settings.detectors.map((config) => ({
+          detector: detectors.get(config),
+          onError: config.type === "builtin" ? "block" : config.on_error,
+        })),
+      };
+    }
     routes.set(server.name, route);
   }
-  if (problems.length > 0) throw new ConfigError(uniqueProblems(problems), loaded.source);
+  if (problems.length > 0) {
+    void detectors.close();
+    throw new ConfigError(uniqueProblems(problems), loaded.source);
+  }
   const auth = authModeFor(loaded.config.identity_providers, allowAnonymous);
   const { rate_limiting, replay_protection } = loaded.config.security;
   const rateLimit = rate_limiting.enabled
     ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }
     : undefined;
-  return { loaded, routes, generation, auth, rateLimit, replayProtection: replay_protection.enabled };
+  return {
+    loaded,
+    routes,
+    generation,
+    auth,
+    rateLimit,
+    replayProtection: replay_protection.enabled,
+    detectors,
+  };
 }
 
 /** The gateway layer's problems show up once per server; report each once. */

@@ -60,6 +60,7 @@ export class GatewayMetrics {
   readonly #unchecked = new Map<string, number>();
   readonly #rateLimited = new Map<string, number>();
   readonly #piiReplacements = new Map<string, number>();
+  readonly #firewallFindings = new Map<string, number>();
   readonly #reloads = new Map<string, number>([
     ['result="success"', 0],
     ['result="failure"', 0],
@@ -148,6 +149,17 @@ export class GatewayMetrics {
     }
   }
 
+  /** `action`: blocked, monitored (let through in monitor mode), or unavailable (a detector gave no answer). */
+  recordFirewallFinding(
+    server: string,
+    direction: "request" | "response",
+    detector: string,
+    action: "blocked" | "monitored" | "unavailable",
+  ): void {
+    const key = labels({ server, direction, detector, action });
+    this.#firewallFindings.set(key, (this.#firewallFindings.get(key) ?? 0) + 1);
+  }
+
   recordReload(ok: boolean): void {
     const key = ok ? 'result="success"' : 'result="failure"';
     this.#reloads.set(key, (this.#reloads.get(key) ?? 0) + 1);
@@ -218,6 +230,12 @@ export class GatewayMetrics {
       "counter",
       "Values replaced by PII scrubbing, by upstream server, direction (request, response) and entity type.",
       this.#piiReplacements,
+    );
+    family(
+      "svc_gateway_firewall_findings_total",
+      "counter",
+      "Prompt-injection firewall findings by upstream server, direction, detector and action (blocked, monitored, unavailable).",
+      this.#firewallFindings,
     );
     family(
       "svc_gateway_config_reloads_total",

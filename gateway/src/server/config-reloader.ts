@@ -101,7 +101,10 @@ export class ConfigReloader {
       });
       return false;
     }
+    const previous = this.#current;
     this.#current = next;
+    // What only the old configuration used (a webhook detector's connections) is released; calls in flight finish.
+    void previous.detectors.close();
     metrics.recordReload(true);
     this.#options.onSwap(next);
     logger.info("config reloaded", { source: path, generation: next.generation, servers: next.routes.size });
