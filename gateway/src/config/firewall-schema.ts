@@ -32,47 +32,66 @@ const threshold = (direction: string) =>
     .max(1, { error: "must be a number from 0 to 1" })
     .describe(`Score (0-1) at or above which ${direction} is an injection; 0.5 is each detector's own cut`);
 
-export const builtinDetectorSchema = z
-  .strictObject({ type: z.literal("builtin", { error: "must be builtin, webhook or onnx" }) })
-  .describe("The built-in classifier (in process)");
+export const DETECTOR_TYPES = ["builtin", "webhook", "onnx"] as const;
+export const WEBHOOK_TIMEOUT_MS = { min: 10, max: 30_000, fallback: 1000 } as const;
 
-export const webhookDetectorSchema = z
+/** The fields each detector type needs, and those that mean nothing for it. */
+const DETECTOR_FIELDS = {
+  builtin: { required: [], allowed: [] },
+  webhook: { required: ["name", "url"], allowed: ["name", "url", "timeout_ms", "headers", "on_error"] },
+  onnx: { required: ["name", "path"], allowed: ["name", "path", "on_error"] },
+} as const;
+
+// One object with a type rather than a union of three, so the operator's CRDs (structural schemas, no oneOf) can carry
+// it; which fields each type takes is checked below.
+export const detectorSchema = z
   .strictObject({
-    type: z.literal("webhook"),
-    name: nameField("Detector name, for audit and metrics (webhook:<name>)"),
-    url: httpUrl("Where the text is POSTed for scoring (docs/firewall-detectors.md gives the JSON)"),
-    timeout_ms: intInRange(10, 30_000)
-      .default(1000)
-      .describe("Per-call timeout in milliseconds (10-30000); a call past it counts as no answer"),
+    type: oneOf(
+      DETECTOR_TYPES,
+      "builtin: the classifier in the gateway; webhook: a service called over HTTP; onnx: a model file run in process",
+    ),
+    name: nameField("Detector name, for audit and metrics (webhook:<name>, onnx:<name>)").optional(),
+    url: httpUrl("webhook: where the text is POSTed for scoring (docs/firewall-detectors.md)").optional(),
+    timeout_ms: intInRange(WEBHOOK_TIMEOUT_MS.min, WEBHOOK_TIMEOUT_MS.max)
+      .describe(
+        `webhook: per-call timeout in milliseconds (${WEBHOOK_TIMEOUT_MS.min}-${WEBHOOK_TIMEOUT_MS.max}, default ${WEBHOOK_TIMEOUT_MS.fallback}); a call past it counts as no answer`,
+      )
+      .optional(),
     headers: z
       .record(z.string(), z.string({ error: "must be a string" }), {
         error: "must be a map of header values",
       })
-      .default({})
-      .describe("Headers sent with each call (e.g. authorization: Bearer ${DETECTOR_KEY}); never logged"),
+      .describe(
+        "webhook: headers sent with each call (e.g. authorization: Bearer ${DETECTOR_KEY}); never logged",
+      )
+      .optional(),
+    path: nameField("onnx: directory with model.onnx, tokenizer.json and config.json").optional(),
     on_error: oneOf(
       DETECTOR_ERROR_ACTIONS,
-      "When the detector gives no answer: block the message or let it through (default block)",
-    ).default("block"),
+      "webhook, onnx: when the detector gives no answer, block the message or let it through (default block)",
+    ).optional(),
   })
-  .describe("A remote detector called over HTTP");
-
-export const onnxDetectorSchema = z
-  .strictObject({
-    type: z.literal("onnx"),
-    name: nameField("Detector name, for audit and metrics (onnx:<name>)"),
-    path: nameField("Directory with model.onnx, tokenizer.json and config.json"),
-    on_error: oneOf(DETECTOR_ERROR_ACTIONS, "When the model cannot score a text (default block)").default(
-      "block",
-    ),
-  })
-  .describe("A text-classification model file run in process (optional dependency onnxruntime-node)");
-
-export const detectorSchema = z.discriminatedUnion(
-  "type",
-  [builtinDetectorSchema, webhookDetectorSchema, onnxDetectorSchema],
-  { error: "must be a detector with type builtin, webhook or onnx" },
-);
+  .superRefine((detector, ctx) => {
+    const fields = DETECTOR_FIELDS[detector.type];
+    for (const field of fields.required) {
+      if (detector[field] === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: `is required for a detector of type ${detector.type}`,
+        });
+      }
+    }
+    for (const field of ["name", "url", "timeout_ms", "headers", "path", "on_error"] as const) {
+      if (detector[field] !== undefined && !(fields.allowed as readonly string[]).includes(field)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: `means nothing for a detector of type ${detector.type}`,
+        });
+      }
+    }
+  });
 
 // Each setting once, without a default; the gateway layer adds the defaults, the server layer makes them optional.
 const settings = {

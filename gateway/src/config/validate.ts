@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { deriveConfig, type GatewayConfig } from "./derive.ts";
 import { checkNotBuilt } from "./not-built.ts";
 import { type ConfigProblem, formatPath, type PathSegment } from "./problems.ts";
@@ -76,6 +77,17 @@ export function validateConfigValue(
   for (const problem of checkCrossObjectRules(value)) add(problem.path, problem.message);
   for (const problem of checkNotBuilt(value)) add(problem.path, problem.message);
 
+  if (result.success) {
+    // A server's firewall may only tighten the gateway's: checked here so `validate` and the operator say so too.
+    result.data.servers.forEach((server, index) => {
+      const merged = mergeFirewallLayers(result.data.gateway_policy.firewall, server.firewall, [
+        "servers",
+        index,
+        "firewall",
+      ]);
+      if ("problems" in merged) for (const problem of merged.problems) add(problem.path, problem.message);
+    });
+  }
   if (!result.success || problems.length > 0) return { ok: false, problems: sortByPosition(problems) };
   const config = deriveConfig(result.data);
   return { ok: true, config, mode: config.control_plane === undefined ? "standalone" : "distributed" };

@@ -5,7 +5,7 @@
 // and run besides the gateway's, and its allow-lists (tool and field names only the server knows) join the gateway's,
 // as scrubbing's whitelist_fields do. With the gateway's firewall off, a server that turns it on sets what it likes.
 import type { DetectorConfig, FirewallPolicy, ServerFirewallPolicy } from "../config/firewall-schema.ts";
-import type { ConfigProblem } from "../config/problems.ts";
+import type { PathSegment } from "../config/problems.ts";
 import type { FirewallDirection } from "./detector.ts";
 
 export type FirewallMode = "block" | "monitor";
@@ -26,23 +26,28 @@ export interface FirewallSettings {
 
 /** `webhook:lakera`, `builtin`: how a detector is named in audit, metrics and findings. */
 export function detectorName(config: DetectorConfig): string {
-  return config.type === "builtin" ? "builtin" : `${config.type}:${config.name}`;
+  return config.type === "builtin" ? "builtin" : `${config.type}:${config.name ?? ""}`;
 }
 
 /**
  * The merged settings, `undefined` when neither layer turns the firewall on, or the problems of a server layer that
- * would loosen the gateway's. `paths` name the two layers in problems (`gateway_policy.firewall`,
- * `servers[2].firewall`).
+ * would loosen the gateway's. `serverPath` names the server's layer in problems (`servers`, 2,
+ * `firewall`).
  */
+export interface LayerProblem {
+  path: PathSegment[];
+  message: string;
+}
+
 export function mergeFirewallLayers(
   gateway: FirewallPolicy,
   server: ServerFirewallPolicy | undefined,
-  serverPath: string,
-): { settings: FirewallSettings | undefined } | { problems: ConfigProblem[] } {
-  const problems: ConfigProblem[] = [];
+  serverPath: PathSegment[],
+): { settings: FirewallSettings | undefined } | { problems: LayerProblem[] } {
+  const problems: LayerProblem[] = [];
   const loosens = (field: string, what: string) =>
     problems.push({
-      path: `${serverPath}.${field}`,
+      path: [...serverPath, field],
       message: `${what}: a server's firewall settings may only tighten gateway_policy.firewall, which is enabled`,
     });
   const s = server ?? {};
@@ -72,7 +77,7 @@ export function mergeFirewallLayers(
     const name = detectorName(detector);
     if (names.has(name) && detector.type !== "builtin") {
       problems.push({
-        path: `${serverPath}.detectors[${index}].name`,
+        path: [...serverPath, "detectors", index, "name"],
         message: `a detector named ${name} is already defined in gateway_policy.firewall.detectors`,
       });
     }
@@ -81,7 +86,7 @@ export function mergeFirewallLayers(
   });
   if (detectors.length === 0) {
     problems.push({
-      path: "gateway_policy.firewall.detectors",
+      path: ["gateway_policy", "firewall", "detectors"],
       message: "must list at least one detector when the firewall is on",
     });
   }

@@ -12,23 +12,13 @@
 // for what it let through.
 import { randomBytes } from "node:crypto";
 import { GatewayError } from "../errors/gateway-error.ts";
-import type { Detection, Detector, FirewallDirection } from "../firewall/detector.ts";
+import type { Detection, FirewallDirection } from "../firewall/detector.ts";
 import { DetectorUnavailableError } from "../firewall/detector.ts";
+import type { CompiledFirewall, FirewallDetector } from "../firewall/detectors.ts";
 import type { FirewallSettings } from "../firewall/policy.ts";
 import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
 import { type InspectorVerdict, KEEP, type MessageInspector } from "./inspector.ts";
 import { type RequestRecord, requestAnswered } from "./request-record.ts";
-
-/** A detector as configured: what to do when it gives no answer. */
-export interface FirewallDetector {
-  readonly detector: Detector;
-  readonly onError: "block" | "allow";
-}
-
-export interface CompiledFirewall {
-  readonly settings: FirewallSettings;
-  readonly detectors: readonly FirewallDetector[];
-}
 
 /** What the firewall reports about one message: a detection, or a detector that gave no answer. Never the text. */
 export interface FirewallFinding {

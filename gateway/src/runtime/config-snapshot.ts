@@ -2,10 +2,10 @@
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
-import { DetectorSet } from "../firewall/detectors.ts";
+import { formatPath } from "../config/problems.ts";
+import { type CompiledFirewall, compileFirewall, DetectorSet } from "../firewall/detectors.ts";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
-import type { CompiledFirewall } from "../inspect/firewall-inspector.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
 
@@ -112,22 +112,16 @@ export function buildSnapshot(
     );
     if ("problems" in scrubbing) problems.push(...scrubbing.problems);
     else if (scrubbing.enabled) route.scrubbing = scrubbing;
-    const firewall = mergeFirewallLayers(
-      loaded.config.gateway_policy.firewall,
-      server.firewall,
-      `servers[${index}].firewall`,
-    );
-    if ("problems" in firewall) problems.push(...firewall.problems);
-    else if (firewall.settings !== undefined) {
-      const { settings } = firewall;
-      route.firewall = {
-        settings,
-        detectors: settings.detectors.map((config) => ({
-          detector: detectors.get(config),
-          onError: config.type === "builtin" ? "block" : config.on_error,
-        })),
-      };
-    }
+    const firewall = mergeFirewallLayers(loaded.config.gateway_policy.firewall, server.firewall, [
+      "servers",
+      index,
+      "firewall",
+    ]);
+    // validate() refused a server layer that loosens the gateway's, so a loaded configuration has none.
+    if ("problems" in firewall) {
+      problems.push(...firewall.problems.map((p) => ({ path: formatPath(p.path), message: p.message })));
+    } else if (firewall.settings !== undefined)
+      route.firewall = compileFirewall(firewall.settings, detectors);
     routes.set(server.name, route);
   }
   if (problems.length > 0) {

@@ -45,7 +45,8 @@ describe("examples/full.yaml", () => {
 
 /**
  * full.yaml with the settings it comments out restored: under a comment line saying NOT BUILT YET, every following
- * comment line that reads as a YAML key (`#   url: …`) is uncommented, up to the first line that is not a comment.
+ * comment line that reads as a YAML key (`#   url: …`) or list item of keys (`# - type: onnx`) is uncommented, up to
+ * the first line that is not a comment.
  */
 function withNotBuiltRestored(text: string): string {
   let restoring = false;
@@ -59,7 +60,7 @@ function withNotBuiltRestored(text: string): string {
       }
       if (line.includes("NOT BUILT YET")) restoring = true;
       const [, indent, content] = comment;
-      return restoring && /^\s*[a-z_]+:(\s|$)/.test(content ?? "") ? `${indent}${content}` : line;
+      return restoring && /^\s*(- )?[a-z_]+:(\s|$)/.test(content ?? "") ? `${indent}${content}` : line;
     })
     .join("\n");
 }
