@@ -127,7 +127,11 @@ describe("what the schema refuses", () => {
           enabled: true,
           request_threshold: 1.5,
           requests: ["tools/list"],
-          detectors: [{ type: "regex" }, { type: "webhook", name: "w", url: "ftp://x" }, { type: "webhook", path: "/m" }],
+          detectors: [
+            { type: "regex" },
+            { type: "webhook", name: "w", url: "ftp://x" },
+            { type: "webhook", path: "/m" },
+          ],
         },
         { detectors: [{ type: "onnx", name: "guard", path: "/models/guard" }] },
       ),
@@ -142,8 +146,12 @@ describe("what the schema refuses", () => {
     expect(lines.join("\n")).toMatch(
       /gateway_policy\.firewall\.detectors\[1\]\.url: must be an http:\/\/ or https:\/\/ URL/,
     );
-    expect(lines.join("\n")).toMatch(/gateway_policy\.firewall\.detectors\[2\]\.name: is required for a detector of type webhook/);
-    expect(lines.join("\n")).toMatch(/gateway_policy\.firewall\.detectors\[2\]\.path: means nothing for a detector of type webhook/);
+    expect(lines.join("\n")).toMatch(
+      /gateway_policy\.firewall\.detectors\[2\]\.name: is required for a detector of type webhook/,
+    );
+    expect(lines.join("\n")).toMatch(
+      /gateway_policy\.firewall\.detectors\[2\]\.path: means nothing for a detector of type webhook/,
+    );
     expect(lines.join("\n")).toMatch(
       /servers\[0\]\.firewall\.detectors\[0\]\.type: a prompt-injection detector of type onnx is not supported yet/,
     );
