@@ -4,6 +4,7 @@
 //   nginx    → nginx, 1 worker (when installed)   → upstream
 //   secured  → svc-gateway start with JWT auth + RBAC + Redis rate limit + replay + audit → upstream
 //   scrubbed → the same secured gateway, on a server with PII scrubbing and every recognizer on → upstream
+//   inspected → the same, on a server with scrubbing and the prompt-injection firewall (block, built-in detector)
 // for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
 // personal data whose result is 4 KB, in two phases:
 //   throughput: CONCURRENCY keep-alive connections, closed loop  → req/s (and p50/p99 under load)
@@ -26,8 +27,15 @@ import { cpuMs } from "./process-cpu.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
-type Path = "direct" | "gateway" | "nginx" | "secured" | "scrubbed";
-const PATHS = ["direct", "gateway", "nginx", "secured", "scrubbed"] as const;
+type Path = "direct" | "gateway" | "nginx" | "secured" | "scrubbed" | "inspected";
+const PATHS = ["direct", "gateway", "nginx", "secured", "scrubbed", "inspected"] as const;
+/** Paths through the secured gateway: they need a user's token. */
+const SECURED: ReadonlySet<Path> = new Set(["secured", "scrubbed", "inspected"]);
+/** Paths measured on the pii workload only (the message inspectors have nothing to do on the others). */
+const PII_ONLY: Readonly<Partial<Record<Path, string>>> = {
+  scrubbed: "/bench-pii/mcp",
+  inspected: "/bench-inspected/mcp",
+};
 type Kind = "json" | "sse" | "pii";
 const KINDS = ["json", "sse", "pii"] as const;
 type Phase = "throughput" | "latency";
@@ -139,21 +147,18 @@ async function main(): Promise<void> {
       nginx: nginx?.url,
       secured: secured.url,
       scrubbed: secured.url,
+      inspected: secured.url,
     };
     const targetFor = (path: Path, kind: Kind): Target | undefined => {
       const base = bases[path];
-      if (!base || (path === "scrubbed" && kind !== "pii")) return undefined;
-      // The pii workload goes to the JSON upstream route; the scrubbed path is its secured-gateway server with scrubbing.
+      const piiRoute = PII_ONLY[path];
+      if (!base || (piiRoute !== undefined && kind !== "pii")) return undefined;
+      // The pii workload goes to the JSON upstream route; the scrubbed and inspected paths are secured-gateway servers
+      // with their inspectors on.
       const upstreamKind = kind === "pii" ? "json" : kind;
-      const route =
-        path === "direct"
-          ? `/${upstreamKind}/mcp`
-          : path === "scrubbed"
-            ? "/bench-pii/mcp"
-            : `/bench-${upstreamKind}/mcp`;
+      const route = path === "direct" ? `/${upstreamKind}/mcp` : (piiRoute ?? `/bench-${upstreamKind}/mcp`);
       const payload = kind === "pii" ? piiBody : body;
-      if (path !== "secured" && path !== "scrubbed")
-        return { url: `${base}${route}`, body: payload, headers };
+      if (!SECURED.has(path)) return { url: `${base}${route}`, body: payload, headers };
       const headerSets = (secured?.authHeaders ?? []).map((auth) => ({ ...headers, ...auth }));
       return { url: `${base}${route}`, body: payload, headers: headerSets[0] ?? headers, headerSets };
     };
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
       nginx: nginx?.pid,
       secured: secured.pid,
       scrubbed: secured.pid,
+      inspected: secured.pid,
     };
     const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
@@ -298,6 +304,24 @@ async function main(): Promise<void> {
         `  scrubbed/secured req/s ${fmt((summary.pii as Record<string, number>).scrubbedVsSecuredRps ?? Number.NaN)}` +
         `  added over secured at 1 connection: p50 ${fmt(addedP50)} ms${addedP50 <= 1 ? " (meets 1 ms)" : " (ABOVE 1 ms)"}, p99 ${fmt(addedP99)} ms` +
         `  gateway CPU/req added ${fmt((summary.pii as Record<string, number>).scrubbingCpuUsPerRequest ?? Number.NaN, 0)} µs`,
+    );
+    // Scrubbing and the firewall together against the same secured baseline.
+    const inspected = find("throughput", "pii", "inspected");
+    const inspectedLatency = find("latency", "pii", "inspected");
+    const inspectedVsNginx = inspected && nginxPii ? inspected.rps / nginxPii.rps : Number.NaN;
+    const inspectedAddedP50 =
+      inspectedLatency && securedPiiLatency ? inspectedLatency.p50Ms - securedPiiLatency.p50Ms : Number.NaN;
+    summary.pii = {
+      ...(summary.pii as Record<string, number>),
+      inspectedVsNginxRps: inspectedVsNginx,
+      inspectedAddedP50Ms: inspectedAddedP50,
+      firewallCpuUsPerRequest:
+        inspected && scrubbed ? inspected.proxyCpuUsPerRequest - scrubbed.proxyCpuUsPerRequest : Number.NaN,
+    };
+    console.log(
+      `pii  scrubbing+firewall/nginx req/s ${fmt(inspectedVsNginx)}${Number.isFinite(inspectedVsNginx) ? (inspectedVsNginx >= 0.5 ? " (meets 0.5)" : " (BELOW 0.5)") : " (no nginx)"}` +
+        `  added over secured at 1 connection: p50 ${fmt(inspectedAddedP50)} ms${inspectedAddedP50 <= 1.5 ? " (meets 1.5 ms)" : " (ABOVE 1.5 ms)"}` +
+        `  firewall CPU/req ${fmt((summary.pii as Record<string, number>).firewallCpuUsPerRequest ?? Number.NaN, 0)} µs`,
     );
     if (process.env.BENCH_JSON) {
       await writeFile(

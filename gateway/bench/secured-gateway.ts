@@ -1,7 +1,9 @@
 // The "secured" bench path: a second `svc-gateway start` with the whole access layer on — JWT validation against a
 // real OpenID provider's JWKS, server and capability RBAC, the per-user rate limit in a real redis-server, replay
 // protection and the audit trail (stdout, into its log file). Its `bench-pii` server adds PII scrubbing with every
-// recognizer on (the "scrubbed" path), so the cost of scrubbing is measured in the same process as its baseline. Requests come from BENCH_USERS users (default 64),
+// recognizer on (the "scrubbed" path), and its `bench-inspected` server scrubbing plus the prompt-injection firewall in
+// block mode with the built-in detector on requests and results (the "inspected" path), so the cost of each is measured
+// in the same process as its baseline. Requests come from BENCH_USERS users (default 64),
 // each with its own token, so the rate limit counts per user as in production and never refuses the bench.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -47,6 +49,10 @@ ${extra}`;
       recognizers:
 ${everyRecognizer}
 `;
+    const firewall = `    firewall:
+      enabled: true
+      mode: block
+`;
     const config = join(dir, "secured.yaml");
     await writeFile(
       config,
@@ -59,7 +65,7 @@ ${identityProvidersYaml(idp, { name: "bench-idp", audience: AUDIENCE })}gateway_
 security:
   rate_limiting: { enabled: true, requests_per_minute: 5000, window_seconds: 10 }
 servers:
-${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("bench-pii", "/json/mcp", scrubbing)}`,
+${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("bench-pii", "/json/mcp", scrubbing)}${server("bench-inspected", "/json/mcp", scrubbing + firewall)}`,
     );
     gateway = await spawnGateway(config, {
       env: { REDIS_URL: redis.url, SVC_ALLOW_ANONYMOUS: "false" },
