@@ -22,7 +22,6 @@ import { extractFeatures, WINDOW_BLOCKS } from "../src/firewall/features.ts";
 import {
   type BuiltinModel,
   type CalibratedHead,
-  dequantizeWeights,
   quantizeWeights,
   serializeModel,
 } from "../src/firewall/model-file.ts";
@@ -49,7 +48,7 @@ import {
 } from "./firewall-metrics.ts";
 import { REPORT_AGGREGATES } from "./firewall-report.ts";
 
-const HASH_BITS = 18;
+const HASH_BITS = 17;
 const EPOCHS = 10;
 const LEARNING_RATE = 0.5;
 const L2 = 1e-5;
@@ -156,7 +155,8 @@ function quantizedHead(head: LinearHead): CalibratedHead {
   const { scale, quantized } = quantizeWeights(head.weights);
   return {
     bits: HASH_BITS,
-    weights: dequantizeWeights(quantized, scale),
+    weights: quantized,
+    weightScale: scale,
     bias: head.bias,
     ruleBoost: RULE_BOOST,
     threshold: 0,

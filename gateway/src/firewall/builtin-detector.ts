@@ -14,6 +14,23 @@ import { maxWindowLogit } from "./window-classifier.ts";
 /** More wrapper rules than this add nothing: two named phrases already make the verdict. */
 export const MAX_BOOSTED_RULES = 2;
 
+// decodeWrappedRuns looks for runs of at least 24 base64 characters (hex runs are longer and use a
+// subset of that alphabet); most texts have none, and this one loop over char codes is far cheaper
+// than its regular expressions.
+const SHORTEST_WRAPPED_RUN = 24;
+
+function mayHoldWrappedRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const isBase64 =
+      (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 47 && code <= 57) || code === 43;
+    if (!isBase64) run = 0;
+    else if (++run >= SHORTEST_WRAPPED_RUN) return true;
+  }
+  return false;
+}
+
 const MODEL_FILE = new URL("./model/injection-classifier.json", import.meta.url);
 
 /** The calibrated logit before the sigmoid; exported for training, which picks the threshold on it. */
@@ -29,7 +46,7 @@ export function rawLogit(
   const normalized = normalizeText(text);
   const rules = matchWrapperRules(normalized);
   let logit = maxWindowLogit(head, normalized);
-  for (const decoded of decodeWrappedRuns(normalized)) {
+  for (const decoded of mayHoldWrappedRun(normalized) ? decodeWrappedRuns(normalized) : []) {
     const plain = normalizeText(decoded);
     logit = Math.max(logit, maxWindowLogit(head, plain));
     for (const rule of matchWrapperRules(plain)) if (!rules.includes(rule)) rules.push(rule);

@@ -42,22 +42,16 @@ export function quantizeWeights(weights: Float32Array): { scale: number; quantiz
   return { scale, quantized };
 }
 
-export function dequantizeWeights(quantized: Int8Array, scale: number): Float32Array {
-  const weights = new Float32Array(quantized.length);
-  for (let i = 0; i < quantized.length; i++) weights[i] = (quantized[i] as number) * scale;
-  return weights;
-}
-
-/** The JSON text of a model whose weights are already quantised (they are re-quantised losslessly). */
+/** The JSON text of a model. */
 export function serializeModel(model: BuiltinModel): string {
   const heads: Record<string, HeadFile> = {};
   for (const direction of ["request", "response"] as const) {
     const head = model.heads[direction];
-    const { scale, quantized } = quantizeWeights(head.weights);
+    const quantized = head.weights;
     heads[direction] = {
       bits: head.bits,
       bias: head.bias,
-      weightScale: scale,
+      weightScale: head.weightScale,
       weightsInt8: Buffer.from(quantized.buffer, quantized.byteOffset, quantized.byteLength).toString(
         "base64",
       ),
@@ -98,11 +92,11 @@ export function parseModel(json: string): BuiltinModel {
         `model file: ${direction}.weightsInt8 holds ${bytes.length} weights, expected ${1 << bits}`,
       );
     }
-    const quantized = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length);
     heads[direction] = {
       bits,
       bias: finiteNumber(head.bias, `${direction}.bias`),
-      weights: dequantizeWeights(quantized, finiteNumber(head.weightScale, `${direction}.weightScale`)),
+      weights: new Int8Array(bytes),
+      weightScale: finiteNumber(head.weightScale, `${direction}.weightScale`),
       ruleBoost: finiteNumber(head.ruleBoost, `${direction}.ruleBoost`),
       threshold: finiteNumber(head.threshold, `${direction}.threshold`),
       slope: finiteNumber(head.slope, `${direction}.slope`),
