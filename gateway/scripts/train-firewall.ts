@@ -210,6 +210,17 @@ function fitSlope(scored: readonly ScoredLogit[], threshold: number): number {
   return best.slope;
 }
 
+/**
+ * The request head also learns from the tool-output injections (not their clean outputs): planted
+ * instructions are instructions a client could send too, and with them the head stopped flagging
+ * unseen benign prompts (held-out wildguard false positives 6.7% -> 1.8%) at a small cost on dev
+ * (F1 0.948 -> 0.933). The response head learns from tool outputs only: adding the prompts made it
+ * worse on dev (recall 0.71 -> 0.56 or 0.69) at the same false-positive limit.
+ */
+function isTrainingRowFor(direction: FirewallDirection, row: LabelledText): boolean {
+  return row.direction === direction || (direction === "request" && row.label === 1);
+}
+
 /** Trains both heads on `train`, calibrates them on `dev`. */
 function trainModel(
   train: readonly LabelledText[],
@@ -218,7 +229,7 @@ function trainModel(
 ): BuiltinModel {
   const heads = {} as Record<FirewallDirection, CalibratedHead>;
   for (const direction of ["request", "response"] as const) {
-    const examples = train.filter((row) => row.direction === direction).map(toExample);
+    const examples = train.filter((row) => isTrainingRowFor(direction, row)).map(toExample);
     const uncalibrated = quantizedHead(trainHead(examples, seed));
     const probe: BuiltinModel = { heads: { request: uncalibrated, response: uncalibrated } };
     const scored = dev
