@@ -3,10 +3,11 @@
 // the repository root). Deterministic: a seeded PRNG orders the examples, so every run writes the same bytes.
 //
 // Model: one logistic-regression head per direction (request = direct prompts, response = tool outputs)
-// over the hashed features of src/firewall/features.ts, scored on 512-character windows (max over
-// windows, src/firewall/window-classifier.ts). Training is multiple-instance: the first epoch learns
-// from every window of every text, later epochs from each text's highest-scoring window, which is what
-// inference looks at (a benign text must have no suspicious window; an injected one needs one).
+// over the hashed features of src/firewall/features.ts, scored on windows of consecutive 128-character
+// blocks (max over windows, src/firewall/window-classifier.ts; window lengths in WINDOW_BLOCKS).
+// Training is multiple-instance: the first epoch learns from every window of every text, later epochs
+// from each text's highest-scoring window, which is what inference looks at (a benign text must have no
+// suspicious window; an injected one needs one).
 //
 // Dev split (scripts/firewall-dataset.ts): 25% of each subset held out at random. The shipped model is
 // trained on the other 75% only, so the dev figures (printed here and by `npm run eval:firewall`) come
@@ -18,7 +19,7 @@
 import { writeFileSync } from "node:fs";
 import { createBuiltinDetector, rawLogit } from "../src/firewall/builtin-detector.ts";
 import type { FirewallDirection } from "../src/firewall/detector.ts";
-import { extractFeatures, WINDOW_BLOCKS } from "../src/firewall/features.ts";
+import { extractFeatures } from "../src/firewall/features.ts";
 import {
   type BuiltinModel,
   type CalibratedHead,
@@ -49,6 +50,13 @@ import {
 import { REPORT_AGGREGATES } from "./firewall-report.ts";
 
 const HASH_BITS = 17;
+/**
+ * Window length in blocks of BLOCK_CHARS (128) characters. Tool outputs use 256-character windows: a
+ * planted sentence is short and a 512-character window dilutes it with its benign surroundings (dev
+ * recall at 2.5% clean false positives 0.71 -> 0.88). Prompts keep 512: jailbreaks are long and the
+ * shorter window raised false positives on unseen benign prompts (held-out 2.0% -> 3.7%).
+ */
+const WINDOW_BLOCKS: Readonly<Record<FirewallDirection, number>> = { request: 4, response: 2 };
 const EPOCHS = 10;
 const LEARNING_RATE = 0.5;
 const L2 = 1e-5;
@@ -87,7 +95,7 @@ interface LinearHead {
 }
 
 /** Multiple-instance logistic regression (see the header); class-balanced, seeded order. */
-function trainHead(examples: readonly Example[], seed: number): LinearHead {
+function trainHead(examples: readonly Example[], windowBlocks: number, seed: number): LinearHead {
   const weights = new Float32Array(1 << HASH_BITS);
   let bias = 0;
   const positives = examples.filter((example) => example.label === 1).length;
@@ -115,10 +123,10 @@ function trainHead(examples: readonly Example[], seed: number): LinearHead {
         blockSums[block] = (blockSums[block] as number) + (weights[buckets[e] as number] as number);
         blockCounts[block] = (blockCounts[block] as number) + 1;
       }
-      const windowCount = Math.max(1, blockCount - WINDOW_BLOCKS + 1);
+      const windowCount = Math.max(1, blockCount - windowBlocks + 1);
       const windows: { start: number; end: number; logit: number; eventCount: number }[] = [];
       for (let start = 0; start < windowCount; start++) {
-        const end = Math.min(blockCount, start + WINDOW_BLOCKS);
+        const end = Math.min(blockCount, start + windowBlocks);
         let sum = 0;
         let eventCount = 0;
         for (let b = start; b < end; b++) {
@@ -151,10 +159,11 @@ function trainHead(examples: readonly Example[], seed: number): LinearHead {
 }
 
 /** The head as it will be shipped: quantised weights, rule boost, calibration still neutral. */
-function quantizedHead(head: LinearHead): CalibratedHead {
+function quantizedHead(head: LinearHead, windowBlocks: number): CalibratedHead {
   const { scale, quantized } = quantizeWeights(head.weights);
   return {
     bits: HASH_BITS,
+    windowBlocks,
     weights: quantized,
     weightScale: scale,
     bias: head.bias,
@@ -230,7 +239,10 @@ function trainModel(
   const heads = {} as Record<FirewallDirection, CalibratedHead>;
   for (const direction of ["request", "response"] as const) {
     const examples = train.filter((row) => isTrainingRowFor(direction, row)).map(toExample);
-    const uncalibrated = quantizedHead(trainHead(examples, seed));
+    const uncalibrated = quantizedHead(
+      trainHead(examples, WINDOW_BLOCKS[direction], seed),
+      WINDOW_BLOCKS[direction],
+    );
     const probe: BuiltinModel = { heads: { request: uncalibrated, response: uncalibrated } };
     const scored = dev
       .filter((row) => row.direction === direction)

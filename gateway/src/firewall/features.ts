@@ -10,15 +10,14 @@
 //   secrecy phrases), found from word classes in the same pass. A cue counts CUE_REPEAT times so one
 //   cue weighs like a short phrase and generalises across wordings the n-grams have not seen.
 // Each event carries the block (BLOCK_CHARS characters of the normalised text) it starts in; the
-// window classifier sums weights per block and scores windows of consecutive blocks.
+// window classifier sums weights per block and scores windows of consecutive blocks (each head of the
+// model says how many blocks make its window).
 //
 // Answers live in module-level buffers that are reused on every call (grown when needed): an answer
 // is valid until the next call.
 
 const BLOCK_SHIFT = 7;
 export const BLOCK_CHARS = 1 << BLOCK_SHIFT;
-/** A window is WINDOW_BLOCKS consecutive blocks (512 characters) and windows step by one block. */
-export const WINDOW_BLOCKS = 4;
 export const CUE_REPEAT = 4;
 
 // Word classes for the cue events. Words are matched by their folded hash, in the main loop (no regex).

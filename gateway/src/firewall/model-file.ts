@@ -24,6 +24,7 @@ export interface BuiltinModel {
 
 interface HeadFile {
   bits: number;
+  windowBlocks: number;
   bias: number;
   weightScale: number;
   weightsInt8: string;
@@ -50,6 +51,7 @@ export function serializeModel(model: BuiltinModel): string {
     const quantized = head.weights;
     heads[direction] = {
       bits: head.bits,
+      windowBlocks: head.windowBlocks,
       bias: head.bias,
       weightScale: head.weightScale,
       weightsInt8: Buffer.from(quantized.buffer, quantized.byteOffset, quantized.byteLength).toString(
@@ -84,6 +86,10 @@ export function parseModel(json: string): BuiltinModel {
     const bits = finiteNumber(head.bits, `${direction}.bits`);
     if (!Number.isInteger(bits) || bits < 8 || bits > 24)
       throw new Error(`model file: ${direction}.bits must be 8..24`);
+    const windowBlocks = finiteNumber(head.windowBlocks, `${direction}.windowBlocks`);
+    if (!Number.isInteger(windowBlocks) || windowBlocks < 1 || windowBlocks > 64) {
+      throw new Error(`model file: ${direction}.windowBlocks must be 1..64`);
+    }
     if (typeof head.weightsInt8 !== "string")
       throw new Error(`model file: ${direction}.weightsInt8 must be base64`);
     const bytes = Buffer.from(head.weightsInt8, "base64");
@@ -94,6 +100,7 @@ export function parseModel(json: string): BuiltinModel {
     }
     heads[direction] = {
       bits,
+      windowBlocks,
       bias: finiteNumber(head.bias, `${direction}.bias`),
       weights: new Int8Array(bytes),
       weightScale: finiteNumber(head.weightScale, `${direction}.weightScale`),

@@ -1,14 +1,17 @@
 // Scores a (normalised) text with one head of the linear classifier: the logit of the most
-// suspicious window. Windows are WINDOW_BLOCKS blocks of BLOCK_CHARS characters (512 characters)
-// stepping by one block (128 characters), so an instruction buried at the end of a long benign text is
-// judged next to its own context instead of being averaged away. Work is linear in the text: one
+// suspicious window. Windows are `windowBlocks` blocks of BLOCK_CHARS (128) characters stepping by one
+// block (the shipped request head uses 4 blocks = 512 characters, the response head 2 blocks = 256), so
+// an instruction buried at the end of a long benign text is judged next to its own context instead of
+// being averaged away. Work is linear in the text: one
 // feature pass adding each event's weight into its block, one add and one subtract per window.
 
-import { blockWeightSums, WINDOW_BLOCKS } from "./features.ts";
+import { blockWeightSums } from "./features.ts";
 
 export interface ClassifierHead {
   /** The weight table has 2^bits entries, indexed by the hashed feature events. */
   readonly bits: number;
+  /** Blocks of BLOCK_CHARS characters per window. */
+  readonly windowBlocks: number;
   /** int8-quantised weights (weight = q * weightScale): 2^bits bytes stay in the CPU cache. */
   readonly weights: Int8Array;
   readonly weightScale: number;
@@ -27,7 +30,8 @@ export function windowLogit(bias: number, weightSum: number, eventCount: number)
 export function maxWindowLogit(head: ClassifierHead, text: string): number {
   const { sums, counts, blockCount } = blockWeightSums(text, head.bits, head.weights);
   const scale = head.weightScale;
-  const firstWindowBlocks = Math.min(WINDOW_BLOCKS, blockCount);
+  const windowBlocks = head.windowBlocks;
+  const firstWindowBlocks = Math.min(windowBlocks, blockCount);
   let sum = 0;
   let eventCount = 0;
   for (let b = 0; b < firstWindowBlocks; b++) {
@@ -36,7 +40,7 @@ export function maxWindowLogit(head: ClassifierHead, text: string): number {
   }
   let best = windowLogit(head.bias, sum * scale, eventCount);
   for (let end = firstWindowBlocks; end < blockCount; end++) {
-    const start = end - WINDOW_BLOCKS;
+    const start = end - windowBlocks;
     sum += (sums[end] as number) - (sums[start] as number);
     eventCount += (counts[end] as number) - (counts[start] as number);
     const logit = windowLogit(head.bias, sum * scale, eventCount);
