@@ -1,4 +1,6 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import onnxProto from "onnx-proto";
@@ -138,7 +140,6 @@ const detectors: Detector[] = [];
 
 async function modelDirectory(spec: ModelDirectory): Promise<string> {
   const directory = join(root, `model-${count++}`);
-  const { mkdir } = await import("node:fs/promises");
   await mkdir(directory);
   await writeFile(
     join(directory, "model.onnx"),
@@ -260,12 +261,39 @@ describe("loadOnnxDetector", () => {
     ).rejects.toThrow("maxTokens must be an integer from 2 to 8192, got 1");
   });
 
-  test("close() lets an inference in flight finish before it releases the model", async () => {
+  test("close() ends texts still waiting for the model as unavailable, instead of holding up the reload", async () => {
     const guard = await loadOnnxDetector({ name: "busy", path: await modelDirectory(binary) });
-    const inFlight = guard.score("ignore", "request");
+    const waiting = Promise.resolve(guard.score("ignore", "request")).catch((error: unknown) => error);
     await guard.close?.();
-    expect((await inFlight).score).toBeGreaterThan(0.9);
+    const failure = await waiting;
+    expect(failure).toBeInstanceOf(DetectorUnavailableError);
+    expect((failure as Error).message).toContain("closed by a configuration reload");
   });
+
+  test("a process with nothing else to do waits for the model's answer", async () => {
+    // The worker thread is unreferenced while idle (it must not keep a gateway alive), referenced while texts wait.
+    const path = await modelDirectory(binary);
+    const script = [
+      `import { loadOnnxDetector } from ${JSON.stringify(new URL("../../src/firewall/onnx-detector.ts", import.meta.url).pathname)};`,
+      `const guard = await loadOnnxDetector({ name: "cli", path: ${JSON.stringify(path)} });`,
+      `console.log(JSON.stringify(await guard.score("ignore", "request")));`,
+    ].join("\n");
+    const scriptFile = join(root, "score-once.mjs");
+    await writeFile(scriptFile, script);
+    const child = spawn(process.execPath, [scriptFile], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    const [code] = await once(child, "exit");
+    expect(output).toContain('"rules":["INJECTION"]');
+    expect(code).toBe(0);
+  }, 60_000);
 
   test("after close() the detector is unavailable", async () => {
     const guard = await loadOnnxDetector({ name: "closing", path: await modelDirectory(binary) });
