@@ -86,6 +86,13 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    await inspectors.detectors.ready(values.config ?? "the configuration");
+  } catch (error) {
+    process.stderr.write(`svc-gateway inspect: ${(error as Error).message}\n`);
+    await inspectors.detectors.close();
+    return 2;
+  }
+  try {
     return await inspectLines(inspectors);
   } finally {
     await inspectors.detectors.close();

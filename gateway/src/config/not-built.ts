@@ -92,20 +92,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
   });
 
   const policy = asRecord(root.gateway_policy);
-  const onnxDetectors = (path: PathSegment[], firewall: unknown) =>
-    asList(asRecord(firewall).detectors).forEach((detector, index) => {
-      if (asRecord(detector).type !== "onnx") return;
-      refuse(
-        [...path, "detectors", index, "type"],
-        "a prompt-injection detector of type onnx",
-        "no model would score anything",
-        "use the builtin or a webhook detector (docs/firewall-detectors.md)",
-      );
-    });
-  onnxDetectors(["gateway_policy", "firewall"], policy.firewall);
-  asList(root.servers).forEach((server, index) => {
-    onnxDetectors(["servers", index, "firewall"], asRecord(server).firewall);
-  });
   if (effective(localServersPolicySchema.shape.enabled, asRecord(policy.local_servers).enabled) === true) {
     refuse(
       ["gateway_policy", "local_servers", "enabled"],

@@ -121,7 +121,7 @@ export function buildSnapshot(
     if ("problems" in firewall) {
       problems.push(...firewall.problems.map((p) => ({ path: formatPath(p.path), message: p.message })));
     } else if (firewall.settings !== undefined)
-      route.firewall = compileFirewall(firewall.settings, detectors);
+      route.firewall = compileFirewall(firewall.settings, detectors, `servers[${index}].firewall`);
     routes.set(server.name, route);
   }
   if (problems.length > 0) {

@@ -55,6 +55,8 @@ export class ConfigReloader {
 
   /** Remembers what the initial config file looked like, so the first watch event compares against it. */
   async init(): Promise<void> {
+    // A model-file detector that does not load refuses the configuration at start, as any invalid one.
+    await this.#current.detectors.ready(this.#current.loaded.source);
     if (this.reloadable) this.#lastSeenHash = await contentHash(this.source);
   }
 
@@ -90,6 +92,10 @@ export class ConfigReloader {
         this.#current.generation + 1,
         this.#options.allowAnonymous,
       );
+      await next.detectors.ready(path).catch(async (error: unknown) => {
+        await next?.detectors.close();
+        throw error;
+      });
     } catch (error) {
       metrics.recordReload(false);
       const problems = error instanceof ConfigError ? error.problems : undefined;
