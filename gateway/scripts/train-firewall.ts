@@ -225,8 +225,9 @@ function fitSlope(scored: readonly ScoredLogit[], threshold: number): number {
  *   (held-out wildguard 6.7% -> 1.8%), but it learned the shortcut "structured text = injection" and
  *   flagged 114 of 122 clean dev tool outputs (an e-mail body or a table sent as a tool argument would
  *   be blocked); with the clean tool outputs added as well, held-out wildguard false positives rose to 15%;
- * - response head plus the prompts: dev recall at the same false-positive limit fell (0.71 -> 0.56, or
- *   0.69 with the injected prompts only).
+ * - response head plus the injected prompts (weighted 0.3 to 1): hand-written generic injections scored
+ *   higher and held-out recall rose (0.90 -> 0.95), but held-out clean false positives rose too
+ *   (36% -> 51-55%) and dev recall fell (0.88 -> 0.84); with all prompts dev recall fell further.
  */
 function isTrainingRowFor(direction: FirewallDirection, row: LabelledText): boolean {
   return row.direction === direction;
