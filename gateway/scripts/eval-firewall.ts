@@ -81,4 +81,10 @@ function main(): void {
   console.log(`1 KB argument + 4 KB result: ${fastestPair.toFixed(1)} µs (fastest of 200)`);
 }
 
-main();
+try {
+  main();
+} catch (error) {
+  // A missing or malformed data or model file is an operator's problem: its message, not a stack trace.
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}

@@ -320,4 +320,10 @@ function main(): void {
   );
 }
 
-main();
+try {
+  main();
+} catch (error) {
+  // A missing or malformed data or model file is an operator's problem: its message, not a stack trace.
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}
