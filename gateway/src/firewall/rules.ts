@@ -30,6 +30,13 @@ export const WRAPPER_RULES: readonly WrapperRule[] = [
     pattern:
       /<\|im_start\|>\s*system|<\|system\|>|(?<=(?:^|\n)\s*)\[INST\]|<<SYS>>|#{2,}\s*\(\s*system[_\s]?message\s*\)/i,
   },
+  // Prompt leaking: asking the model to hand over its own configuration ("your", so "show me a system prompt
+  // for my bot" stays quiet).
+  {
+    name: "reveal-system-prompt",
+    pattern:
+      /\b(?:reveal|print|show|repeat|output|display|leak|disclose|tell\s+me)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?your\s+(?:system\s+prompt|(?:initial|original|hidden|secret|confidential)\s+(?:instructions|prompt|configuration|rules))\b/i,
+  },
   // The AgentDojo "important instructions" attack speaks as the user to the model by name.
   { name: "important-message-from-user", pattern: /\bthis\s+is\s+an\s+important\s+message\s+from\s+me\b/i },
 ];
