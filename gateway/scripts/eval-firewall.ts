@@ -42,20 +42,49 @@ function main(): void {
     console.log(`${formatCountsTable(title, heldOut, REPORT_AGGREGATES[direction])}\n`);
   }
 
-  // Latency: every dev text scored LATENCY_ROUNDS times after a warm-up pass; microseconds per KB of text.
-  const perKb: number[] = [];
+  // Latency: each dev text scored LATENCY_ROUNDS times after a warm-up pass; its fastest round counts
+  // (the machine is shared, and the fastest round is the detector's own cost without other processes'
+  // interference). Microseconds per KB of text.
+  const fastest = dev.map(() => Number.POSITIVE_INFINITY);
   for (let round = 0; round <= LATENCY_ROUNDS; round++) {
-    for (const row of dev) {
+    dev.forEach((row, index) => {
       const started = process.hrtime.bigint();
       detector.score(row.text, row.direction);
       const micros = Number(process.hrtime.bigint() - started) / 1000;
-      if (round > 0) perKb.push(micros / Math.max(0.1, row.text.length / 1024));
-    }
+      if (round > 0) fastest[index] = Math.min(fastest[index] as number, micros);
+    });
   }
+  const perKb = dev.map((row, index) => (fastest[index] as number) / Math.max(0.1, row.text.length / 1024));
   perKb.sort((a, b) => a - b);
   console.log(
-    `Latency (${perKb.length} scorings of dev texts): p50 ${percentile(perKb, 0.5).toFixed(1)} µs/KB, p99 ${percentile(perKb, 0.99).toFixed(1)} µs/KB`,
+    `Latency (${perKb.length} dev texts, fastest of ${LATENCY_ROUNDS} rounds each): p50 ${percentile(perKb, 0.5).toFixed(1)} µs/KB, p99 ${percentile(perKb, 0.99).toFixed(1)} µs/KB`,
   );
+
+  // The gateway's typical exchange: a 1 KB tool argument and a 4 KB tool result, built from dev texts.
+  const argument = dev
+    .filter((row) => row.direction === "request")
+    .map((row) => row.text)
+    .join(" ")
+    .slice(0, 1024);
+  const result = dev
+    .filter((row) => row.direction === "response")
+    .map((row) => row.text)
+    .join("\n")
+    .slice(0, 4096);
+  let fastestPair = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 200; round++) {
+    const started = process.hrtime.bigint();
+    detector.score(argument, "request");
+    detector.score(result, "response");
+    fastestPair = Math.min(fastestPair, Number(process.hrtime.bigint() - started) / 1000);
+  }
+  console.log(`1 KB argument + 4 KB result: ${fastestPair.toFixed(1)} µs (fastest of 200)`);
 }
 
-main();
+try {
+  main();
+} catch (error) {
+  // A missing or malformed data or model file is an operator's problem: its message, not a stack trace.
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}

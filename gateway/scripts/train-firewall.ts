@@ -57,7 +57,7 @@ const HASH_BITS = 17;
  * shorter window raised false positives on unseen benign prompts (held-out 2.0% -> 3.7%).
  */
 const WINDOW_BLOCKS: Readonly<Record<FirewallDirection, number>> = { request: 4, response: 2 };
-const EPOCHS = 10;
+const EPOCHS = 20;
 const LEARNING_RATE = 0.5;
 const L2 = 1e-5;
 /** Logit added per wrapper rule: a named phrase moves a borderline text over the line, not a clear benign one. */
@@ -220,14 +220,17 @@ function fitSlope(scored: readonly ScoredLogit[], threshold: number): number {
 }
 
 /**
- * The request head also learns from the tool-output injections (not their clean outputs): planted
- * instructions are instructions a client could send too, and with them the head stopped flagging
- * unseen benign prompts (held-out wildguard false positives 6.7% -> 1.8%) at a small cost on dev
- * (F1 0.948 -> 0.933). The response head learns from tool outputs only: adding the prompts made it
- * worse on dev (recall 0.71 -> 0.56 or 0.69) at the same false-positive limit.
+ * Each head learns from its own direction only. Measured alternatives:
+ * - request head plus the tool-output injections: fewer false positives on unseen benign prompts
+ *   (held-out wildguard 6.7% -> 1.8%), but it learned the shortcut "structured text = injection" and
+ *   flagged 114 of 122 clean dev tool outputs (an e-mail body or a table sent as a tool argument would
+ *   be blocked); with the clean tool outputs added as well, held-out wildguard false positives rose to 15%;
+ * - response head plus the injected prompts (weighted 0.3 to 1): hand-written generic injections scored
+ *   higher and held-out recall rose (0.90 -> 0.95), but held-out clean false positives rose too
+ *   (36% -> 51-55%) and dev recall fell (0.88 -> 0.84); with all prompts dev recall fell further.
  */
 function isTrainingRowFor(direction: FirewallDirection, row: LabelledText): boolean {
-  return row.direction === direction || (direction === "request" && row.label === 1);
+  return row.direction === direction;
 }
 
 /** Trains both heads on `train`, calibrates them on `dev`. */
@@ -317,4 +320,10 @@ function main(): void {
   );
 }
 
-main();
+try {
+  main();
+} catch (error) {
+  // A missing or malformed data or model file is an operator's problem: its message, not a stack trace.
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}

@@ -21,12 +21,21 @@ export const WRAPPER_RULES: readonly WrapperRule[] = [
   },
   { name: "you-are-now-dan", pattern: /\byou\s+are\s+now\s+(?:DAN|in\s+developer\s+mode)\b/i },
   { name: "mode-enabled", pattern: /\b(?:developer|DAN|jailbreak)\s+mode\s+(?:enabled|activated)\b/i },
-  { name: "system-prompt-label", pattern: /(?:^|\n)\s*system\s+prompt\s*:/i },
-  { name: "new-instructions-label", pattern: /(?:^|\n)\s*(?:new|updated)\s+instructions?\s*:/i },
+  // Line-start rules look behind for the line start: a regex that begins with its words is scanned several
+  // times faster than one that begins with (?:^|\n), and the rules run on every inspected text.
+  { name: "system-prompt-label", pattern: /(?<=(?:^|\n)\s*)system\s+prompt\s*:/i },
+  { name: "new-instructions-label", pattern: /(?<=(?:^|\n)\s*)(?:new|updated)\s+instructions?\s*:/i },
   {
     name: "chat-template-tag",
     pattern:
-      /<\|im_start\|>\s*system|<\|system\|>|(?:^|\n)\s*\[INST\]|<<SYS>>|#{2,}\s*\(\s*system[_\s]?message\s*\)/i,
+      /<\|im_start\|>\s*system|<\|system\|>|(?<=(?:^|\n)\s*)\[INST\]|<<SYS>>|#{2,}\s*\(\s*system[_\s]?message\s*\)/i,
+  },
+  // Prompt leaking: asking the model to hand over its own configuration ("your", so "show me a system prompt
+  // for my bot" stays quiet).
+  {
+    name: "reveal-system-prompt",
+    pattern:
+      /\b(?:reveal|print|show|repeat|output|display|leak|disclose|tell\s+me)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?your\s+(?:system\s+prompt|(?:initial|original|hidden|secret|confidential)\s+(?:instructions|prompt|configuration|rules))\b/i,
   },
   // The AgentDojo "important instructions" attack speaks as the user to the model by name.
   { name: "important-message-from-user", pattern: /\bthis\s+is\s+an\s+important\s+message\s+from\s+me\b/i },
