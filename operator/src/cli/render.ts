@@ -4,14 +4,19 @@ import { formatResourceProblem } from "../render/problems.ts";
 import { renderAll } from "../render/render-all.ts";
 import { readResources } from "./read-resources.ts";
 
-export const summary =
-  "render -f DIR [--gateway-config] [--gateway NAME]   print what would be applied (no cluster needed)";
+export const summary = "render -f DIR: print what would be applied (no cluster needed)";
 
 const usage = `Usage: svc-operator render -f FILE_OR_DIR [--gateway-config] [--gateway NAME]
 
 Renders McpServer, IdentityProvider and McpGateway resources from YAML files into the objects the operator
 would apply (multi-document YAML), or with --gateway-config only the gateway YAML of one McpGateway
 (--gateway NAME picks it when there are several). Exit code 1 lists every problem, per resource.
+
+Options:
+  -f, --file FILE_OR_DIR  a YAML file, or a directory of .yaml/.yml files (repeatable)
+      --gateway-config    print only the gateway YAML of one McpGateway
+      --gateway NAME      the McpGateway to print with --gateway-config
+  -h, --help              show this help
 `;
 
 export async function run(argv: string[]): Promise<number> {

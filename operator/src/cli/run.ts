@@ -1,8 +1,7 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_TIMINGS, startOperator } from "../controller/operator.ts";
 
-export const summary =
-  "run [--namespace NS] [--health-port 8081]               reconcile resources in a cluster";
+export const summary = "reconcile resources in a cluster (in-cluster or kubeconfig credentials)";
 
 const usage = `Usage: svc-operator run [options]
 
