@@ -120,6 +120,25 @@ describe("svc-operator render", () => {
     expect(result.stderr).toContain(`${join(dir, "b.yaml")} (document 1): missing kind, metadata.name`);
   });
 
+  it("names a mistyped option and the one probably meant; lists every bad run flag at once", async () => {
+    const typo = await exitOf(run(node, [operatorBin, "render", "--gateway-confg"]));
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain(
+      "svc-operator render: unknown option '--gateway-confg' (did you mean '--gateway-config'?)",
+    );
+    const flags = await exitOf(
+      run(node, [operatorBin, "run", "--health-port", "x", "--lease-duration", "0", "--namespce", "a"]),
+    );
+    expect(flags.stderr).toContain("unknown option '--namespce' (did you mean '--namespace'?)");
+    const values = await exitOf(
+      run(node, [operatorBin, "run", "--health-port", "x", "--lease-duration", "0"]),
+    );
+    expect(values.code).toBe(2);
+    expect(values.stderr).toContain(
+      'svc-operator run: 2 problems:\n  --health-port must be a port number (was "x")\n  --lease-duration must be a positive number of seconds (was "0")',
+    );
+  });
+
   it("answers usage errors with exit 2", async () => {
     expect((await exitOf(run(node, [operatorBin, "render"]))).code).toBe(2);
     expect((await exitOf(run(node, [operatorBin, "nonsense"]))).code).toBe(2);

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_TIMINGS, startOperator } from "../controller/operator.ts";
+import { describeArgsError } from "./usage-error.ts";
 
 export const summary = "reconcile resources in a cluster (in-cluster or kubeconfig credentials)";
 
@@ -28,41 +29,49 @@ API server unreachable). Watches that fail are restarted after 1 s, 2 s, 4 s ...
 
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
-function seconds(value: string | undefined, fallbackMs: number, name: string): number {
+/** Milliseconds from a flag in seconds; a bad value is added to `problems` (all are reported at once). */
+function seconds(value: string | undefined, fallbackMs: number, name: string, problems: string[]): number {
   if (value === undefined) return fallbackMs;
   const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0)
-    throw new Error(`--${name} must be a positive number of seconds (was "${value}")`);
+  if (!Number.isFinite(parsed) || parsed <= 0) {
+    problems.push(`--${name} must be a positive number of seconds (was "${value}")`);
+    return fallbackMs;
+  }
   return parsed * 1000;
 }
+
+const RUN_OPTIONS = {
+  namespace: { type: "string" },
+  "lease-namespace": { type: "string" },
+  "lease-name": { type: "string" },
+  identity: { type: "string" },
+  "no-leader-election": { type: "boolean" },
+  "lease-duration": { type: "string" },
+  "renew-deadline": { type: "string" },
+  "retry-period": { type: "string" },
+  "health-host": { type: "string" },
+  "health-port": { type: "string" },
+  server: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function run(argv: string[]): Promise<number> {
   let options: Parameters<typeof startOperator>[0];
   try {
     const { values } = parseArgs({
       args: argv,
-      options: {
-        namespace: { type: "string" },
-        "lease-namespace": { type: "string" },
-        "lease-name": { type: "string" },
-        identity: { type: "string" },
-        "no-leader-election": { type: "boolean" },
-        "lease-duration": { type: "string" },
-        "renew-deadline": { type: "string" },
-        "retry-period": { type: "string" },
-        "health-host": { type: "string" },
-        "health-port": { type: "string" },
-        server: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: RUN_OPTIONS,
     });
     if (values.help) {
       process.stdout.write(usage);
       return 0;
     }
+    const problems: string[] = [];
     const port = Number(values["health-port"] ?? 8081);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new Error(`--health-port must be a port number (was "${values["health-port"]}")`);
+      problems.push(`--health-port must be a port number (was "${values["health-port"]}")`);
+    const timing = (flag: "lease-duration" | "renew-deadline" | "retry-period", fallbackMs: number) =>
+      seconds(values[flag], fallbackMs, flag, problems);
     options = {
       ...(values.namespace ? { namespace: values.namespace } : {}),
       ...(values.server ? { server: values.server } : {}),
@@ -72,14 +81,17 @@ export async function run(argv: string[]): Promise<number> {
         ? { identity: values.identity ?? process.env.POD_NAME }
         : {}),
       leaderElection: !values["no-leader-election"],
-      leaseDurationMs: seconds(values["lease-duration"], DEFAULT_TIMINGS.leaseDurationMs, "lease-duration"),
-      renewDeadlineMs: seconds(values["renew-deadline"], DEFAULT_TIMINGS.renewDeadlineMs, "renew-deadline"),
-      retryPeriodMs: seconds(values["retry-period"], DEFAULT_TIMINGS.retryPeriodMs, "retry-period"),
+      leaseDurationMs: timing("lease-duration", DEFAULT_TIMINGS.leaseDurationMs),
+      renewDeadlineMs: timing("renew-deadline", DEFAULT_TIMINGS.renewDeadlineMs),
+      retryPeriodMs: timing("retry-period", DEFAULT_TIMINGS.retryPeriodMs),
       host: values["health-host"] ?? "0.0.0.0",
       port,
     };
+    if (problems.length === 1) throw new Error(problems[0]);
+    if (problems.length > 1) throw new Error(`${problems.length} problems:\n  ${problems.join("\n  ")}`);
   } catch (error) {
-    process.stderr.write(`svc-operator run: ${(error as Error).message}\n\n${usage}`);
+    const message = describeArgsError(error as Error, Object.keys(RUN_OPTIONS));
+    process.stderr.write(`svc-operator run: ${message}\n\n${usage}`);
     return 2;
   }
   const operator = await startOperator(options);
