@@ -66,7 +66,7 @@ describe("a valid project", () => {
     expect(manifest.warnings).toEqual([deprecationWarning("health_check_response")]);
   }, 120_000);
 
-  it("rule 1: serves health.ts and readiness.ts from the project root; legacy fields warn", async () => {
+  it("serves health.ts and readiness.ts from the project root; legacy fields warn", async () => {
     const served = await serveBuilt(dir);
     server = served.server;
     const health = await fetch(`${served.url}/health`);

@@ -170,5 +170,5 @@ describe("svc init → build prod → run", () => {
     const bad = await runToEnd(SVC_BIN, ["run", "--port", "http"], { cwd: project });
     expect(bad.code).toBe(2);
     expect(bad.output).toContain("--port: 'http' is not a port number");
-  });
+  }, 60_000);
 });

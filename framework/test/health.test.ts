@@ -1,5 +1,5 @@
-// SPEC framework health rules 2-7 on the real /health and /ready routes (Hono app, in process).
-// Rule 1 (files next to svc.json) and the legacy svc.json fields run against built projects in health-project.test.ts.
+// How check() results map to /health and /ready responses, on the real routes (Hono app, in process).
+// health.ts and readiness.ts next to svc.json, and the legacy svc.json fields run against built projects in health-project.test.ts.
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { parseSettings } from "../src/project/settings.ts";
@@ -20,7 +20,7 @@ function appWith(options: { settings?: object; health?: () => unknown; readiness
   return app;
 }
 
-describe("rule 2: check() returns a Response with its own status, or an object → 200 JSON", () => {
+describe("check() returns a Response with its own status, or an object → 200 JSON", () => {
   it("sends a Response as it is", async () => {
     const app = appWith({ health: () => new Response(JSON.stringify({ custom: true }), { status: 299 }) });
     const response = await app.request("/health");
@@ -39,7 +39,7 @@ describe("rule 2: check() returns a Response with its own status, or an object �
   });
 });
 
-describe("rule 3: unhealthy or not ready → 503", () => {
+describe("unhealthy or not ready → 503", () => {
   it("answers 503 for status fail, healthy/ready false and false", async () => {
     const results = [{ status: "fail" }, { healthy: false }, { ready: false }, false];
     for (const result of results) {
@@ -60,7 +60,7 @@ describe("rule 3: unhealthy or not ready → 503", () => {
   });
 });
 
-describe("rule 4: degraded but serving → 200 with degraded: true", () => {
+describe("degraded but serving → 200 with degraded: true", () => {
   it("keeps 200 and the message", async () => {
     const body = { status: "pass", degraded: true, message: "cache unavailable, serving from origin" };
     const response = await appWith({ readiness: async () => body }).request("/ready");
@@ -69,7 +69,7 @@ describe("rule 4: degraded but serving → 200 with degraded: true", () => {
   });
 });
 
-describe("rule 5: an exception → 503 { status: fail, error }", () => {
+describe("an exception → 503 { status: fail, error }", () => {
   it("reports a synchronous throw and an async rejection", async () => {
     const checks = [
       () => {
@@ -96,7 +96,7 @@ describe("rule 5: an exception → 503 { status: fail, error }", () => {
   });
 });
 
-describe("rule 6: conventional fields", () => {
+describe("conventional fields", () => {
   it("the default /ready carries status, timestamp and ready_since", async () => {
     const response = await appWith({}).request("/ready");
     expect(response.status).toBe(200);
@@ -113,7 +113,7 @@ describe("rule 6: conventional fields", () => {
   });
 });
 
-describe("rule 7: the defaults only without a custom file and with health checks enabled", () => {
+describe("the defaults only without a custom file and with health checks enabled", () => {
   it("serves the defaults when no file exists", async () => {
     const app = appWith({});
     const health = await app.request("/health");

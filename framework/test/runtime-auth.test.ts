@@ -1,4 +1,4 @@
-// The runtime with the project's auth.ts (contract 5): the auth layer guards /mcp, handlers see authInfo and
+// The runtime with the project's auth.ts: the auth layer guards /mcp, handlers see authInfo and
 // getAuthToken(), sessions stay with the client that opened them, and a broken auth.ts stops the server at start.
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -82,6 +82,63 @@ describe("svc-operator render", () => {
     expect(result.stderr).toContain("McpServer ns/s: spec.rbacMode: must be one of: allow, deny");
   });
 
+  it("lists every problem at once, with a suggestion for a mistyped field or kind", async () => {
+    const dir = mkdtempSync(join(scratch, "typos-"));
+    writeFileSync(
+      join(dir, "typos.yaml"),
+      [
+        "apiVersion: mcp.svc.dev/v1alpha1\nkind: McpSever\nmetadata: { name: one }\nspec: { url: 'http://s/mcp' }",
+        "apiVersion: mcp.svc.dev/v1alpha1\nkind: McpServer\nmetadata: { name: two }\nspec: { url: 'http://s/mcp', rbacMod: allow }",
+        "apiVersion: mcp.svc.dev/v1\nkind: McpGateway\nmetadata: { name: gw }\nspec: {}",
+        "apiVersion: v1\nkind: Secret\nmetadata: { name: unrelated }",
+      ].join("\n---\n"),
+    );
+    const result = await exitOf(run(node, [operatorBin, "render", "-f", dir]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("3 problem(s)");
+    expect(result.stderr).toContain(
+      'McpSever default/one: kind: unknown kind "McpSever" (did you mean "McpServer"?)',
+    );
+    expect(result.stderr).toContain(
+      'McpServer default/two: spec: unknown field "rbacMod" (did you mean "rbacMode"?)',
+    );
+    expect(result.stderr).toContain(
+      'McpGateway default/gw: apiVersion: must be mcp.svc.dev/v1alpha1 (was "mcp.svc.dev/v1")',
+    );
+    expect(result.stderr).not.toContain("Secret");
+  });
+
+  it("reports every unreadable document of every file, not only the first", async () => {
+    const dir = mkdtempSync(join(scratch, "unreadable-"));
+    writeFileSync(join(dir, "a.yaml"), "kind: McpServer\n---\nitems: [\n");
+    writeFileSync(join(dir, "b.yaml"), "apiVersion: v1\n");
+    const result = await exitOf(run(node, [operatorBin, "render", "-f", dir]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("3 problem(s)");
+    expect(result.stderr).toContain(`${join(dir, "a.yaml")} (document 1): missing apiVersion, metadata.name`);
+    expect(result.stderr).toContain(`${join(dir, "a.yaml")} (document 2): `);
+    expect(result.stderr).toContain(`${join(dir, "b.yaml")} (document 1): missing kind, metadata.name`);
+  });
+
+  it("names a mistyped option and the one probably meant; lists every bad run flag at once", async () => {
+    const typo = await exitOf(run(node, [operatorBin, "render", "--gateway-confg"]));
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain(
+      "svc-operator render: unknown option '--gateway-confg' (did you mean '--gateway-config'?)",
+    );
+    const flags = await exitOf(
+      run(node, [operatorBin, "run", "--health-port", "x", "--lease-duration", "0", "--namespce", "a"]),
+    );
+    expect(flags.stderr).toContain("unknown option '--namespce' (did you mean '--namespace'?)");
+    const values = await exitOf(
+      run(node, [operatorBin, "run", "--health-port", "x", "--lease-duration", "0"]),
+    );
+    expect(values.code).toBe(2);
+    expect(values.stderr).toContain(
+      'svc-operator run: 2 problems:\n  --health-port must be a port number (was "x")\n  --lease-duration must be a positive number of seconds (was "0")',
+    );
+  });
+
   it("answers usage errors with exit 2", async () => {
     expect((await exitOf(run(node, [operatorBin, "render"]))).code).toBe(2);
     expect((await exitOf(run(node, [operatorBin, "nonsense"]))).code).toBe(2);

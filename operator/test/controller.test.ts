@@ -35,7 +35,7 @@ const gatewayEnv = () => {
 };
 const waitFor = <T>(check: () => T) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
 
-// upstreamAuthType: SPEC's default, oauth, is not built and the gateway refuses it; these upstreams take no credentials.
+// upstreamAuthType: the default, oauth, is not built and the gateway refuses it; these upstreams take no credentials.
 const server = (name: string, spec: JsonObject): JsonObject => ({
   apiVersion: group,
   kind: "McpServer",

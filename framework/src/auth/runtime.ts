@@ -13,7 +13,8 @@ import {
 } from "./resource-server.ts";
 import { createStaticMechanism } from "./static-auth.ts";
 
-// Used by the framework runtime (not a public export): contract 5 in coord/CONTRACTS.md.
+// Used by the framework runtime (not a public export): the auth layer it puts in front of /mcp, built from the
+// project's auth.ts at start; a broken auth.ts stops the start instead of serving unauthenticated.
 
 export interface AuthLayer {
   /** Mounts routes that must exist beside /mcp: RFC 9728 protected-resource metadata, OAuth server endpoints. */

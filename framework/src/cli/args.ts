@@ -20,8 +20,17 @@ export function parseCommandArgs<O extends OptionSpec>(argv: string[], options: 
     const projectDir = resolve(typeof values.project === "string" ? values.project : ".");
     return { values, positionals: parsed.positionals, projectDir, help: values.help === true };
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(usageMessage(error as Error & { code?: string }));
   }
+}
+
+/** node:util's wording, shortened to the house style: what is wrong, naming the argument. */
+function usageMessage(error: Error & { code?: string }): string {
+  const option = /'(-[^' ]*)/.exec(error.message)?.[1];
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) return `unknown option '${option}'`;
+  if (error.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option)
+    return `option '${option}' needs a value`;
+  return error.message;
 }
 
 export function parsePort(value: string | boolean | undefined, flag = "--port"): number | undefined {

@@ -47,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const [target, extra] = positionals;
-  if (!target) throw new UsageError("svc init needs a directory: svc init DIR");
+  if (!target) throw new UsageError("a directory is required: svc init DIR");
   if (extra) throw new UsageError(`unexpected argument '${extra}'`);
   const dir = resolve(target);
   if (existsSync(dir) && (await readdir(dir)).length > 0) {

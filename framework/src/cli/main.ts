@@ -1,3 +1,4 @@
+import { FRAMEWORK_VERSION } from "../build/framework-location.ts";
 import { UsageError } from "./args.ts";
 import * as build from "./build.ts";
 import * as dev from "./dev.ts";
@@ -12,23 +13,31 @@ interface Command {
 
 const commands: Record<string, Command> = { init, build, run: runCommand, dev };
 
-const usage = `svc — build production MCP tool servers from a project directory
+const width = Math.max(...Object.values(commands).map((c) => c.usage.length));
+const usage = `svc ${FRAMEWORK_VERSION} — build production MCP tool servers from a project directory
 
 Usage: svc <command> [options]
 
 Commands:
 ${Object.values(commands)
-  .map((c) => `  ${c.usage.padEnd(28)}${c.summary}`)
+  .map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`)
   .join("\n")}
 
 Every command but init works on the current directory, or on --project DIR.
-Run 'svc <command> --help' for a command's options.
+
+Options:
+  -h, --help     show this help (or: svc <command> --help)
+  -v, --version  print the version
 `;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(usage);
+    return 0;
+  }
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(`${FRAMEWORK_VERSION}\n`);
     return 0;
   }
   const command = commands[name];

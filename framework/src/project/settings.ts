@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 
-/** svc.json: SPEC part A "Project settings", plus the few fields SPEC leaves open (documented in README). */
+/** svc.json: the project settings (every field documented in the README). */
 export const settingsSchema = z
   .object({
     name: z.string().min(1, "must be a non-empty string"),

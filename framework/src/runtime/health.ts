@@ -23,7 +23,7 @@ function failure(error: string): Response {
 }
 
 /**
- * SPEC framework health rules 2-5, and what SPEC leaves open (README "Health and readiness"): a Response is sent
+ * How a check() result maps to a response (README "Health and readiness"): a Response is sent
  * as it is; an object is sent as JSON with 200, or 503 when it says `status: "fail"` (or `healthy`/`ready`
  * false); `degraded: true` keeps 200; true / nothing → 200 pass, false → 503 fail; an exception, a timeout or
  * any other return → 503 `{ status: "fail", error }`.
@@ -61,8 +61,7 @@ export async function runCheck(module: CheckModule, timeoutMs = CHECK_TIMEOUT_MS
 /** Validates a loaded health.ts / readiness.ts module: it must export a function `check`. */
 export function checkModule(file: string, module: Record<string, unknown>): CheckModule {
   const check = module.check;
-  if (typeof check !== "function")
-    throw new Error(`${file}: must export a function check() (SPEC health rule 1)`);
+  if (typeof check !== "function") throw new Error(`${file}: must export a function check()`);
   return { file, check: check as () => unknown };
 }
 
@@ -73,7 +72,7 @@ export interface HealthOptions {
   readySince: Date;
 }
 
-/** Mounts /health and /ready (rule 7: the defaults only without a custom file and with health checks enabled). */
+/** Mounts /health and /ready (the defaults only without a custom file and with health checks enabled). */
 export function mountHealth(app: Hono, options: HealthOptions): void {
   const { settings, health, readiness } = options;
   const enabled = settings.health_check_enabled !== false;

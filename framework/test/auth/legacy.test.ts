@@ -10,7 +10,7 @@ import { registry } from "../../src/auth/registry.ts";
 import { clearAuthConfiguration } from "../../src/auth/runtime.ts";
 import { callWhoami, type ProtectedServer, startProtectedServer } from "./helpers/protected-server.ts";
 
-// SPEC Versioning: since 0.2.0 the old helpers refuse required_scopes with TypeError. Without it they are
+// Since 0.2.0 the old helpers refuse required_scopes with TypeError. Without it they are
 // deprecated shims over configureAuth (documented in docs/auth.md).
 
 let server: ProtectedServer | undefined;

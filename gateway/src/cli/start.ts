@@ -8,9 +8,11 @@ export const summary = "Run the gateway: proxy /{server}/mcp to the configured u
 
 const USAGE = `Usage: svc-gateway start [--config FILE] [--port N] [--host H]
 
-  --config FILE  gateway YAML (default: $SVC_CONFIG_FILE, /etc/svc-gateway/config.yaml, ./svc-gateway.yaml, ...)
-  --port N       listen port (default: $PORT or 8080; 0 = any free port)
-  --host H       listen address (default: 127.0.0.1; the container image and the Helm chart pass 0.0.0.0)
+Options:
+  -c, --config FILE  gateway YAML (default: $SVC_CONFIG_FILE, /etc/svc-gateway/config.yaml, ./svc-gateway.yaml, ...)
+  -p, --port N       listen port (default: $PORT or 8080; 0 = any free port)
+      --host H       listen address (default: 127.0.0.1; the container image and the Helm chart pass 0.0.0.0)
+  -h, --help         show this help
 
 Signals: SIGTERM/SIGINT drain and exit 0, SIGHUP reloads the config. See gateway/docs/operations.md.
 `;

@@ -4,7 +4,7 @@ import path from "node:path";
 /** Environment variable naming the configuration file; the first place searched. */
 export const CONFIG_FILE_ENV = "SVC_CONFIG_FILE";
 
-/** SPEC's search order after SVC_CONFIG_FILE. Relative entries are resolved against the working directory. */
+/** The search order after SVC_CONFIG_FILE: the first existing file wins. Relative entries are resolved against the working directory. */
 export const CONFIG_FILE_LOCATIONS = [
   "/etc/svc-gateway/config.yaml",
   "/etc/svc-gateway/config.yml",
@@ -38,7 +38,7 @@ export async function findConfigFile({ env, cwd, root = "/" }: DiscoveryOptions)
   for (const [index, candidate] of candidates.entries()) {
     if (await isFile(candidate)) {
       if (index > 0 && fromEnv !== undefined && fromEnv !== "") {
-        // SPEC takes the first existing file; a dangling SVC_CONFIG_FILE is most likely a typo, so say so.
+        // The first existing file wins; a dangling SVC_CONFIG_FILE is most likely a typo, so say so.
         warnings.push(`${CONFIG_FILE_ENV}=${fromEnv} does not exist; using ${candidate}`);
       }
       return { path: candidate, searched: candidates.slice(0, index + 1), warnings };

@@ -8,7 +8,7 @@ import {
   siemExporterSchema,
 } from "./schema.ts";
 
-// Settings the configuration can express (SPEC part B) for features this gateway version does not implement. A
+// Settings the configuration can express for features this gateway version does not implement. A
 // security gateway that accepted, say, an enabled exporter and exported nothing would leave a platform team believing
 // its audit trail reaches its tools, so a setting that turns such a feature on is refused, naming the field. Each check
 // reads the effective value (the schema's default when the field is absent) of whatever parsed, so a file with

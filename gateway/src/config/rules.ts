@@ -2,7 +2,8 @@ import { deriveServer } from "./derive.ts";
 import type { PathSegment } from "./problems.ts";
 import { gatewayPolicySchema, type ParsedServerConfig, serverSchema } from "./schema.ts";
 
-// Validation rules that relate several objects (SPEC rules 2, 6, 7, 9 and 10). They run even when other parts
+// Validation rules that relate several objects: unique names (identity providers, servers, exporters of one
+// type), a server's idp names a provider of this file, and rbac_mode agrees across levels. They run even when other parts
 // of the file are invalid, on whatever parts did parse, so one run reports every problem.
 
 export interface RuleProblem {
@@ -18,16 +19,16 @@ export function checkCrossObjectRules(raw: unknown): RuleProblem[] {
   const providers = asList(root.identity_providers);
   const servers = asList(root.servers);
 
-  problems.push(...uniqueNames(providers, "identity_providers", "identity provider")); // rule 2
-  problems.push(...uniqueNames(servers, "servers", "server")); // rule 6
+  problems.push(...uniqueNames(providers, "identity_providers", "identity provider"));
+  problems.push(...uniqueNames(servers, "servers", "server"));
   const exporters = asRecord(root.exporters);
   for (const type of EXPORTER_TYPES) {
     problems.push(
       ...uniqueNames(asList(exporters[type]), `exporters.${type}`, `${type} exporter`, ["exporters", type]),
-    ); // rule 10
+    );
   }
 
-  // Rule 7: a server's idp names a provider in this file.
+  // A server's idp names a provider in this file.
   const providerNames = [
     ...new Set(providers.map((p) => asRecord(p).name).filter((n): n is string => typeof n === "string")),
   ];
@@ -42,7 +43,7 @@ export function checkCrossObjectRules(raw: unknown): RuleProblem[] {
     }
   });
 
-  problems.push(...rbacModesAgree(root.gateway_policy, servers)); // rule 9
+  problems.push(...rbacModesAgree(root.gateway_policy, servers));
   return problems;
 }
 

@@ -14,11 +14,11 @@ import {
 import { firewallPolicySchema, serverFirewallSchema } from "./firewall-schema.ts";
 import { ENTITY_TYPES } from "./pii-entities.ts";
 
-// The gateway's YAML configuration (SPEC part B), the single source of truth: the loader, `svc-gateway
+// The gateway's YAML configuration, the single source of truth: the loader, `svc-gateway
 // validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
 // objects (unique names, idp references, RBAC mode agreement) live in rules.ts; values derived from others
 // (visibility, server RBAC defaults, project_idp URLs) in derive.ts. Fields of features this gateway version does
-// not build stay here in SPEC's shape; not-built.ts refuses the settings that would turn them on.
+// not build stay here in their full shape; not-built.ts refuses the settings that would turn them on.
 
 const RBAC_MODES = ["allow", "deny"] as const;
 
@@ -26,7 +26,7 @@ const RBAC_MODES = ["allow", "deny"] as const;
 
 export const controlPlaneSchema = z
   .strictObject({
-    url: httpUrl("Control plane URL (required: rule 15)"),
+    url: httpUrl("Control plane URL (required, with api_key and gateway_id)"),
     api_key: nonEmptyString("API key the gateway presents to the control plane; use ${ENV_VAR}"),
     gateway_id: z.uuid({ error: "must be a UUID" }).describe("This gateway's identifier (UUID)"),
     timeout: secondsField(5, 120, 30, "Control plane request timeout"),
@@ -64,7 +64,8 @@ export const identityProviderSchema = z
     management_key: groupSyncCredential("Management key for group sync (project_idp)"),
   })
   .superRefine((idp, ctx) => {
-    // Rules 3-5: what each provider type cannot work without.
+    // What each provider type cannot work without: issuer and jwks_uri (except project_idp), project_id for
+    // project_idp, tenant_id for directory_idp.
     if (idp.type !== "project_idp") {
       for (const field of ["issuer", "jwks_uri"] as const) {
         if (idp[field] === undefined) {

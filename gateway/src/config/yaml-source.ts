@@ -92,7 +92,7 @@ function interpolateNode(
 }
 
 /**
- * `version: 1.0` unquoted is the float 1 to a YAML parser; SPEC's version is the string "1.0". Read it as written
+ * `version: 1.0` unquoted is the float 1 to a YAML parser; the version is the string "1.0". Read it as written
  * so both spellings work, while `1`, `1.00` or `2.0` are still refused.
  */
 function readVersionAsWritten(doc: Document): void {

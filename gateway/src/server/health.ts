@@ -1,5 +1,5 @@
-// /health and /readiness bodies. Field names and healthy values are the SPEC's; the other values and the
-// level mapping are ours (docs/operations.md):
+// /health and /readiness bodies. Field names and healthy values are fixed (what probes and dashboards
+// read); the other values and the level mapping are documented in docs/operations.md:
 //   HEALTHY   → status "healthy",   HTTP 200: every component ok.
 //   DEGRADED  → status "degraded",  HTTP 200: the KV store is unreachable (breaker open or half_open). The
 //               proxy keeps serving, and restarting the pod would not bring Redis back, so liveness stays up.

@@ -1,4 +1,4 @@
-// `session_affinity: true` (SPEC's default) asks for every request of an MCP session to reach the same upstream
+// `session_affinity: true` (the default) asks for every request of an MCP session to reach the same upstream
 // instance. The gateway does not pin: each upstream origin is one connection pool, and every new connection resolves
 // the host again, so when the host has several addresses the requests of one session can land on different
 // instances. Whether that happens depends on DNS, which changes without the file changing, so it cannot be a load

@@ -1,5 +1,5 @@
 // Starts the gateway: settings, KV store, config, HTTP server; and owns its lifecycle (reload, drain,
-// close). Contract 4 in coord/CONTRACTS.md.
+// close). Tests and the quick start start it in process through this function, as the CLI does.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";

@@ -32,7 +32,7 @@ const load = (env: Record<string, string> = {}) => loadConfig({ env, cwd, root }
 const serverName = async (env: Record<string, string> = {}) => (await load(env)).config.servers[0]?.name;
 
 describe("discovery order", () => {
-  test("is SPEC's list", () => {
+  test("is the documented list", () => {
     expect(CONFIG_FILE_LOCATIONS).toEqual([
       "/etc/svc-gateway/config.yaml",
       "/etc/svc-gateway/config.yml",

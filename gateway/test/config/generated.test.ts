@@ -36,7 +36,7 @@ describe("examples/full.yaml", () => {
     expect(missing).toEqual([]);
   });
 
-  test("its commented-out settings are refused only for not being built: SPEC's rules hold for them", async () => {
+  test("its commented-out settings are refused only for not being built: the other rules hold for them", async () => {
     const restored = withNotBuiltRestored(await text);
     expect(restored).not.toBe(await text);
     expect(specProblemLines(restored)).toEqual([]);

@@ -52,7 +52,7 @@ export function fullConfig(): Tree {
 
 /**
  * fullConfig() with the sections of features this version does not build turned on: control_plane, oauth_server and
- * enabled exporters. The validator refuses each of them (not-built.test.ts); SPEC's own rules on them still hold,
+ * enabled exporters. The validator refuses each of them (not-built.test.ts); the configuration's own rules on them still hold,
  * so a file is ready for when they land. specProblemLines shows those rules' problems alone.
  */
 export function withUnbuiltSections(): Tree {
@@ -98,7 +98,7 @@ export function problemLines(config: unknown, env: Record<string, string | undef
 
 /**
  * Problem lines other than the refusals of features this version does not build; [] when there are none (or the file
- * is valid). For SPEC's rules on sections that are refused as a whole (withUnbuiltSections).
+ * is valid). For the rules on sections that are refused as a whole (withUnbuiltSections).
  */
 export function specProblemLines(config: unknown, env: Record<string, string | undefined> = {}): string[] {
   const result = validate(config, env);

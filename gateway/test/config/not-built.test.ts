@@ -46,7 +46,7 @@ const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = 
     /^upstream OAuth \(oauth\) is not supported yet by this gateway version: .*; set it to none or api_key until upstream OAuth lands$/,
   ],
   [
-    "upstream_auth_type oauth, SPEC's default",
+    "upstream_auth_type oauth, the default",
     SERVER,
     "servers[0].upstream_auth_type (line 3:5)",
     /^upstream OAuth \(oauth, the default\) is not supported yet by this gateway version: .*; set it to none or api_key/,

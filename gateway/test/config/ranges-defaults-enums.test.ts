@@ -10,8 +10,8 @@ import {
   withValue,
 } from "./helpers.ts";
 
-// SPEC "Limits" and every range in the field tables, at min-1, min, max and max+1. Ranges of sections this version
-// refuses as a whole (control_plane, oauth_server, enabled exporters) are SPEC's and still checked: specProblemLines.
+// Every range in the field tables (README "Configuration reference"), at min-1, min, max and max+1. Ranges of sections this version
+// refuses as a whole (control_plane, oauth_server, enabled exporters) are still checked: specProblemLines.
 const NUMBER_RANGES: [path: string, min: number, max: number][] = [
   ["control_plane.timeout", 5, 120],
   ["control_plane.cache_ttl", 60, 3600],
@@ -241,8 +241,8 @@ describe("enums", () => {
   describe.each(ENUMS)("%s", (path, values) => {
     test.each(values)("accepts %s", (value) => {
       const config = withValue(base(), path, value);
-      // inhouse only goes with visibility internal, which is what it derives. upstream_auth_type oauth is SPEC's and
-      // parses, but this version refuses it (not-built.test.ts).
+      // inhouse only goes with visibility internal, which is what it derives. upstream_auth_type oauth is the
+      // default and parses, but this version refuses it (not-built.test.ts).
       expect(specProblemLines(config)).toEqual([]);
       expect(readPath(parsedBySchema(config), path)).toBe(value);
     });

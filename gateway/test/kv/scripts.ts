@@ -1,4 +1,4 @@
-// A fixed-window counter written as a KvScript, the shape issue 4's rate limiter will take: the same step
+// A fixed-window counter written as a KvScript, the shape a rate limiter takes: the same step
 // in Lua and in memory. ARGV[1] = window in ms. Returns the count in the current window.
 import type { KvScript } from "../../src/kv/kv-store.ts";
 

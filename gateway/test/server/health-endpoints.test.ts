@@ -1,4 +1,4 @@
-// /health, /readiness and /metrics of a running gateway: the SPEC's exact bodies when all is well, and our
+// /health, /readiness and /metrics of a running gateway: the fixed bodies when all is well, and our
 // documented values when the KV store (a real redis-server) is not.
 import { request } from "undici";
 import { afterAll, describe, expect, test, vi } from "vitest";
@@ -48,7 +48,7 @@ async function gatewayWith(
 }
 
 describe("embedded defaults (in-memory KV store)", () => {
-  test("/health and /readiness answer exactly the SPEC's fields and healthy values", async () => {
+  test("/health and /readiness answer exactly the fixed fields and healthy values", async () => {
     const { gateway } = await gatewayWith();
     expect(await get(gateway, "/health")).toEqual({
       status: 200,

@@ -8,7 +8,7 @@ import {
   SessionAffinityWarnings,
 } from "../../src/server/session-affinity.ts";
 
-// The gateway does not pin a session to one upstream instance, so `session_affinity: true` (SPEC's default) cannot be
+// The gateway does not pin a session to one upstream instance, so `session_affinity: true` (the default) cannot be
 // kept for a host with several addresses: it warns at start and on reload. DNS is the part these tests stand in
 // for (the machine's resolver cannot be given a multi-address name); the servers come from the real validator.
 

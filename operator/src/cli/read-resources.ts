@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { Resource } from "../render/resources.ts";
 
-/** Every YAML document in a file, or in the .yaml/.yml files of a directory (sorted, not recursive). */
+/** Every YAML document in a file, or in the .yaml/.yml files of a directory (sorted, not recursive). A
+ *  file that cannot be read or parsed, and a document without apiVersion, kind or metadata.name, are all
+ *  reported at once in one error, one line each. */
 export function readResources(path: string): Resource[] {
   const files = statSync(path).isDirectory()
     ? readdirSync(path)
@@ -12,23 +14,37 @@ export function readResources(path: string): Resource[] {
         .map((name) => join(path, name))
     : [path];
   const resources: Resource[] = [];
+  const problems: string[] = [];
   for (const file of files) {
-    for (const document of parseAllDocuments(readFileSync(file, "utf8"))) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      problems.push(`${file}: ${(error as Error).message}`);
+      continue;
+    }
+    for (const [index, document] of parseAllDocuments(text).entries()) {
+      const where = `${file} (document ${index + 1})`;
       if (document.errors.length > 0) {
-        throw new Error(`${file}: ${document.errors.map((error) => error.message).join("; ")}`);
+        problems.push(`${where}: ${document.errors.map((error) => error.message.split("\n")[0]).join("; ")}`);
+        continue;
       }
       const value: unknown = document.toJS();
       if (value === null || value === undefined) continue;
       const candidate = value as Partial<Resource>;
-      if (
-        typeof candidate.kind !== "string" ||
-        typeof candidate.apiVersion !== "string" ||
-        typeof candidate.metadata?.name !== "string"
-      ) {
-        throw new Error(`${file}: every document needs apiVersion, kind and metadata.name`);
+      const missing = [
+        typeof candidate.apiVersion !== "string" ? "apiVersion" : undefined,
+        typeof candidate.kind !== "string" ? "kind" : undefined,
+        typeof candidate.metadata?.name !== "string" ? "metadata.name" : undefined,
+      ].filter((field) => field !== undefined);
+      if (missing.length > 0) {
+        problems.push(`${where}: missing ${missing.join(", ")}`);
+        continue;
       }
       resources.push(candidate as Resource);
     }
   }
+  if (problems.length > 0)
+    throw new Error(`${problems.length} problem(s):\n${problems.map((p) => `  ${p}`).join("\n")}`);
   return resources;
 }

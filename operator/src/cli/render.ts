@@ -3,31 +3,37 @@ import { stringify } from "yaml";
 import { formatResourceProblem } from "../render/problems.ts";
 import { renderAll } from "../render/render-all.ts";
 import { readResources } from "./read-resources.ts";
+import { describeArgsError } from "./usage-error.ts";
 
-export const summary =
-  "render -f DIR [--gateway-config] [--gateway NAME]   print what would be applied (no cluster needed)";
+export const summary = "render -f DIR: print what would be applied (no cluster needed)";
 
 const usage = `Usage: svc-operator render -f FILE_OR_DIR [--gateway-config] [--gateway NAME]
 
 Renders McpServer, IdentityProvider and McpGateway resources from YAML files into the objects the operator
 would apply (multi-document YAML), or with --gateway-config only the gateway YAML of one McpGateway
 (--gateway NAME picks it when there are several). Exit code 1 lists every problem, per resource.
+
+Options:
+  -f, --file FILE_OR_DIR  a YAML file, or a directory of .yaml/.yml files (repeatable)
+      --gateway-config    print only the gateway YAML of one McpGateway
+      --gateway NAME      the McpGateway to print with --gateway-config
+  -h, --help              show this help
 `;
+
+const RENDER_OPTIONS = {
+  file: { type: "string", short: "f", multiple: true },
+  "gateway-config": { type: "boolean" },
+  gateway: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function run(argv: string[]): Promise<number> {
   let values: { file?: string[]; "gateway-config"?: boolean; gateway?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        file: { type: "string", short: "f", multiple: true },
-        "gateway-config": { type: "boolean" },
-        gateway: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, options: RENDER_OPTIONS }));
   } catch (error) {
-    process.stderr.write(`svc-operator render: ${(error as Error).message}\n\n${usage}`);
+    const message = describeArgsError(error as Error, Object.keys(RENDER_OPTIONS));
+    process.stderr.write(`svc-operator render: ${message}\n\n${usage}`);
     return 2;
   }
   if (values.help) {

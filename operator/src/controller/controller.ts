@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
 import {
   GROUP_VERSION,
@@ -14,6 +15,7 @@ import { formatResourceProblem, type ResourceProblem } from "../render/problems.
 import { GATEWAY_LABEL, gatewaySettings, renderGateway } from "../render/render-gateway.ts";
 import { type Resource, type ResourceRef, refKey } from "../render/resources.ts";
 import { derivedServerUrl, renderServerWorkload, serverDeploymentOf } from "../render/server-workload.ts";
+import { Backoff, type BackoffSchedule, WATCH_BACKOFF } from "./backoff.ts";
 import { buildStatus, type ConditionInput, sameStatus } from "./conditions.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
@@ -33,6 +35,8 @@ export interface ControllerOptions {
   log: Logger;
   metrics: Metrics;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
+  /** How failed watches are restarted (default WATCH_BACKOFF). */
+  watchBackoff?: BackoffSchedule;
   /** Re-queue everything this often, in case an event was missed. */
   resyncMs?: number;
 }
@@ -74,7 +78,8 @@ export class Controller {
   >;
   private readonly countReconcile: (labels: Record<string, string>) => void;
   private resyncTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  /** Aborted by stop(): ends the retry waits of watches that never connected. */
+  private lifetime = new AbortController();
   synced = false;
 
   constructor(options: ControllerOptions) {
@@ -119,7 +124,8 @@ export class Controller {
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
+    if (this.lifetime.signal.aborted) this.lifetime = new AbortController();
+    const signal = this.lifetime.signal;
     for (const kind of ["McpServer", "IdentityProvider", "McpGateway"] as const) {
       const cache = this.caches[kind];
       const changed = (object: KubernetesObject) => this.onResourceEvent(kind, object, false);
@@ -145,6 +151,7 @@ export class Controller {
       this.caches.gatewayDeployments.on(verb, gatewayDeployment);
 
     await Promise.all(Object.entries(this.caches).map(([name, cache]) => this.startInformer(name, cache)));
+    if (signal.aborted) return; // stopped before every cache synced
     this.synced = true;
     this.enqueueAll();
     const resyncMs = this.options.resyncMs ?? 5 * 60_000;
@@ -153,7 +160,7 @@ export class Controller {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.lifetime.abort();
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     await this.queue.stop();
     await Promise.all(Object.values(this.caches).map((cache) => cache.stop()));
@@ -165,37 +172,40 @@ export class Controller {
     return this.queue.idle();
   }
 
-  /** Starts a list-watch and resolves once its first list succeeded (retrying with backoff until then). A
-   *  list-watch that fails later stops; it is restarted with backoff and resumes from its resourceVersion. */
+  /** Starts a list-watch and resolves once its first list succeeded (retrying with backoff until then, or
+   *  until `stop()`). A list-watch that fails later stops; it is restarted with backoff and resumes from its
+   *  resourceVersion. The informer's own "connect" event fires before its list, so it cannot tell a healthy
+   *  watch from a refused connection: the backoff resets only after a watch ran a while without failing. */
   private async startInformer(name: string, cache: Cache): Promise<void> {
-    let delayMs = 500;
+    const backoff = new Backoff(this.options.watchBackoff ?? WATCH_BACKOFF);
     let failed = false;
     let initialized = false;
-    cache.on("connect", () => {
-      delayMs = 500;
-    });
+    let retryInMs = 0;
+    const signal = this.lifetime.signal;
     cache.on("error", (error: unknown) => {
       failed = true;
-      if (this.stopped) return;
+      if (signal.aborted) return;
+      retryInMs = backoff.failed();
       this.log.warn("watch failed; restarting", {
         informer: name,
         error: describeError(error),
-        retryInMs: delayMs,
+        retryInMs,
+        failures: backoff.failures,
       });
       if (!initialized) return; // the loop below retries
-      const timer = setTimeout(() => {
-        if (!this.stopped) cache.start().catch(() => undefined);
-      }, delayMs);
-      timer.unref();
-      delayMs = Math.min(delayMs * 2, 30_000);
+      sleep(retryInMs, undefined, { signal, ref: false })
+        .then(() => cache.start())
+        .then(() => (signal.aborted ? cache.stop() : undefined))
+        .catch(() => undefined);
     });
-    for (;;) {
+    while (!signal.aborted) {
       failed = false;
       await cache.start();
-      if (!failed || this.stopped) break;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      delayMs = Math.min(delayMs * 2, 30_000);
+      if (!failed) break;
+      await sleep(retryInMs, undefined, { signal }).catch(() => undefined);
     }
+    // A stop() while the list was in flight: the informer goes on to open its watch, so close it again.
+    if (signal.aborted) await cache.stop();
     initialized = true;
   }
 

@@ -143,12 +143,14 @@ export class LeaderElector {
 
   private async release(): Promise<void> {
     try {
-      const lease = await this.kube.readLease(this.options.namespace, this.options.name);
+      const lease = await this.bounded(this.kube.readLease(this.options.namespace, this.options.name));
       if (lease?.spec?.holderIdentity !== this.options.identity) return;
-      await this.kube.replaceLease(this.options.namespace, this.options.name, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: "", renewTime: new Date() },
-      });
+      await this.bounded(
+        this.kube.replaceLease(this.options.namespace, this.options.name, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: "", renewTime: new Date() },
+        }),
+      );
     } catch (error) {
       this.log.warn("could not release the lease", { error: describeError(error) });
     }

@@ -56,11 +56,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         ...(options.backoff ? { backoff: options.backoff } : {}),
       });
       controller = next;
-      try {
-        await next.start();
-      } catch (error) {
+      // Not awaited: with the API server unreachable, start() waits for the first lists for as long as it
+      // takes, and a stop (SIGTERM, lost lease) must not queue behind it; stop() ends that wait instead.
+      next.start().catch((error: unknown) => {
         log.error("controller failed to start", { error: String(error) });
-      }
+      });
     });
   };
   const stopController = () => {

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
+import { nearestKey } from "svc-gateway/config";
 import type { JsonSchema } from "../api/json-schema.ts";
 import type { Kind } from "../api/names.ts";
 import { resourceSchema } from "./build-crds.ts";
@@ -18,7 +19,7 @@ function validatorFor(kind: Kind): ValidateFunction {
   let validate = compiled.get(kind);
   if (!validate) {
     if (!ajv) {
-      ajv = new Ajv({ allErrors: true, strict: true });
+      ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
       addFormats(ajv);
       for (const keyword of [
         "x-kubernetes-preserve-unknown-fields",
@@ -60,7 +61,11 @@ function describe(error: ErrorObject): string {
     .replace(/\//g, ".");
   const where = path === "" ? "(resource)" : path;
   if (error.keyword === "additionalProperties") {
-    return `${where}: unknown field "${String(error.params.additionalProperty)}"`;
+    const field = String(error.params.additionalProperty);
+    // `verbose` gives the schema of the object at fault: its declared fields are the candidates.
+    const known = Object.keys((error.parentSchema as JsonSchema | undefined)?.properties ?? {});
+    const suggestion = nearestKey(field, known);
+    return `${where}: unknown field "${field}"${suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`}`;
   }
   if (error.keyword === "enum") {
     return `${where}: must be one of: ${(error.params.allowedValues as unknown[]).join(", ")}`;

@@ -1,4 +1,5 @@
-import { GROUP_VERSION, KINDS, type Kind } from "../api/names.ts";
+import { nearestKey } from "svc-gateway/config";
+import { API_GROUP, GROUP_VERSION, KINDS, type Kind } from "../api/names.ts";
 import { validateResource } from "../crd/validate-resource.ts";
 import type { ResourceProblem } from "./problems.ts";
 import { type GatewayRender, renderGateway } from "./render-gateway.ts";
@@ -19,10 +20,26 @@ export function isOperatorKind(kind: string): kind is Kind {
   return kind in KINDS;
 }
 
+/** Other kinds (a Secret, a Deployment) may sit beside ours and are skipped; a resource of our API group
+ *  with a wrong version or kind, or a kind one typo away from ours, is a mistake that would otherwise be
+ *  skipped in silence. */
+function misnamedResource(resource: Resource): { field: string; message: string } | undefined {
+  const ours = resource.apiVersion.split("/")[0] === API_GROUP;
+  if (ours && resource.apiVersion !== GROUP_VERSION)
+    return { field: "apiVersion", message: `must be ${GROUP_VERSION} (was "${resource.apiVersion}")` };
+  if (isOperatorKind(resource.kind)) return undefined;
+  const suggestion = nearestKey(resource.kind, Object.keys(KINDS));
+  if (!ours && suggestion === undefined) return undefined;
+  const hint = suggestion === undefined ? `one of ${Object.keys(KINDS).join(", ")}` : `"${suggestion}"`;
+  return { field: "kind", message: `unknown kind "${resource.kind}" (did you mean ${hint}?)` };
+}
+
 export function renderAll(resources: Resource[]): RenderAllResult {
   const problems: ResourceProblem[] = [];
   const valid: Resource[] = [];
   for (const resource of resources) {
+    const misnamed = misnamedResource(resource);
+    if (misnamed) problems.push({ ref: refOf(resource), field: misnamed.field, message: misnamed.message });
     if (resource.apiVersion !== GROUP_VERSION || !isOperatorKind(resource.kind)) continue;
     const schemaProblems = validateResource(resource.kind, resource);
     for (const line of schemaProblems) {

@@ -1,4 +1,4 @@
-// Starts the real gateway (startGateway, contract 4) on 127.0.0.1 with a config file written to a temp dir,
+// Starts the real gateway (startGateway, in process) on 127.0.0.1 with a config file written to a temp dir,
 // and connects real MCP SDK clients through it.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
