@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
 import { afterEach, describe, expect, test } from "vitest";
 import { type ChainedAuditEvent, completeEvent } from "../../src/audit/audit-event.ts";
@@ -225,6 +228,28 @@ describe("the search_index sink", () => {
     await es.up();
     await audit.write(events(1));
     expect(es.received).toHaveLength(1);
+  });
+
+  test("a server that does not identify as Elasticsearch is named as such, and the batch is left to retry", async () => {
+    const impostor = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"acknowledged":true}');
+    });
+    impostor.listen(0, "127.0.0.1");
+    await once(impostor, "listening");
+    open.push({
+      close: async () => {
+        const closed = once(impostor, "close");
+        impostor.close();
+        impostor.closeAllConnections();
+        await closed;
+      },
+    });
+    const url = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`;
+    const error = await writeError(sink(config({ url })).write(events(1)));
+    expect(error.message).toContain(`the server at ${url} did not identify as Elasticsearch`);
+    expect(error.remaining).toBeUndefined();
+    expect(error.permanent).toBe(false);
   });
 
   test("secrets never appear in errors: a refused key, an unreachable node, credentials in the url", async () => {
