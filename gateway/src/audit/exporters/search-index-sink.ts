@@ -63,7 +63,7 @@ export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
   const template = indexTemplate(config.index_prefix);
   const secrets = [config.api_key, config.url === undefined ? undefined : new URL(config.url).password]
     .filter((secret): secret is string => secret !== undefined && secret !== "")
-    .flatMap((secret) => [secret, decodeURIComponent(secret)]);
+    .flatMap((secret) => [secret, decodedOrSame(secret)]);
   // Installed once per sink lifetime, before the first bulk; a failed install is tried again on the next write.
   let templateInstalled = false;
 
@@ -154,7 +154,12 @@ export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
         response.items.forEach((item, position) => {
           const result = item.index;
           const event = sent[position] as ChainedAuditEvent;
-          if (result === undefined || result.error === undefined) return;
+          if (result === undefined) {
+            // Not an answer for the action sent: the item may or may not be stored, and resending is harmless.
+            retryable.push({ event, status: 0, detail: "no index result for this item" });
+            return;
+          }
+          if (result.error === undefined) return;
           const failure = { event, status: result.status, detail: elasticError(result) ?? "item error" };
           (isRetryableStatus(result.status) ? retryable : refused).push(failure);
         });
@@ -188,6 +193,15 @@ export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
       await client.close();
     },
   };
+}
+
+/** A URL's password as typed, when its percent-encoding decodes. */
+function decodedOrSame(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
 }
 
 /** The failed events in the order they had in the batch (locally refused ones were collected first). */
