@@ -1,0 +1,103 @@
+// The SIEM exporter: audit events as rows of a custom Log Analytics table, through the Azure Monitor logs ingestion API
+// (a Data Collection Rule's stream), authenticated as a service principal with a client secret. One upload per batch;
+// the audit queue retries, so the SDK's own retry loops are turned off and a failure is reported at once, with the
+// events not yet accepted and the receiver's Retry-After.
+import { ClientSecretCredential } from "@azure/identity";
+import {
+  isAggregateLogsUploadError,
+  LogsIngestionClient,
+  type LogsUploadFailure,
+} from "@azure/monitor-ingestion";
+import type { z } from "zod";
+import type { siemExporterSchema } from "../../config/schema.ts";
+import type { ChainedAuditEvent } from "../audit-event.ts";
+import { type AuditSink, SinkWriteError } from "../sink.ts";
+import { type SiemRow, siemRowFromEvent } from "./siem-columns.ts";
+import { describeSiemFailure } from "./siem-failure.ts";
+
+export type SiemExporterConfig = z.output<typeof siemExporterSchema>;
+
+export interface SiemSinkOptions {
+  /**
+   * For tests only: where the credential asks for tokens. Production uses the public cloud (or AZURE_AUTHORITY_HOST,
+   * which @azure/identity reads, for sovereign clouds); the config file has no such field.
+   */
+  authorityHost?: string;
+  /** For tests only: a PEM certificate authority trusted in addition to the system's (loopback HTTPS receivers). */
+  trustedCa?: string;
+}
+
+const REQUIRED_FIELDS = [
+  "dcr_endpoint",
+  "dcr_immutable_id",
+  "tenant_id",
+  "client_id",
+  "client_secret",
+] as const;
+
+export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = {}): AuditSink {
+  const name = `siem:${config.name}`;
+  const missing = REQUIRED_FIELDS.filter((field) => config[field] === undefined);
+  if (missing.length > 0) throw new Error(`${name}: ${missing.join(", ")} required`);
+  const settings = {
+    dcrEndpoint: config.dcr_endpoint as string,
+    dcrImmutableId: config.dcr_immutable_id as string,
+    streamName: config.dcr_stream_name,
+    tenantId: config.tenant_id as string,
+    clientId: config.client_id as string,
+    clientSecret: config.client_secret as string,
+  };
+  const timeoutMs = config.timeout * 1000;
+  // The audit queue owns retries (backoff, Retry-After, spool): an SDK retry would hold the batch past the timeout and
+  // hide the Retry-After from the queue.
+  const retryOptions = { maxRetries: 0 };
+  const tlsOptions = options.trustedCa === undefined ? undefined : { ca: options.trustedCa };
+  const credential = new ClientSecretCredential(settings.tenantId, settings.clientId, settings.clientSecret, {
+    retryOptions,
+    tlsOptions,
+    ...(options.authorityHost === undefined
+      ? {}
+      : // A test authority is not a cloud Microsoft knows: skip the instance discovery call to the public cloud.
+        { authorityHost: options.authorityHost, disableInstanceDiscovery: true }),
+  });
+  const client = new LogsIngestionClient(settings.dcrEndpoint, credential, { retryOptions, tlsOptions });
+
+  return {
+    name,
+    async write(batch: readonly ChainedAuditEvent[]): Promise<void> {
+      if (batch.length === 0) return;
+      const rows = batch.map(siemRowFromEvent);
+      const positionOfRow = new Map<SiemRow, number>(rows.map((row, position) => [row, position]));
+      const timeout = AbortSignal.timeout(timeoutMs);
+      // The client splits rows into ~1 MB chunks. One chunk at a time, and none after a failed one, so what is left is
+      // a suffix of the batch and the receiver sees the events in order.
+      const stopAfterFailure = new AbortController();
+      try {
+        await client.upload(settings.dcrImmutableId, settings.streamName, rows, {
+          maxConcurrency: 1,
+          abortSignal: AbortSignal.any([timeout, stopAfterFailure.signal]),
+          onError: () => stopAfterFailure.abort(),
+        });
+      } catch (error) {
+        const failure = firstFailure(error);
+        const firstFailedPosition =
+          failure === undefined ? 0 : (positionOfRow.get(failure.failedLogs[0] as SiemRow) ?? 0);
+        const described = describeSiemFailure(failure?.cause ?? error, {
+          timedOut: timeout.aborted,
+          timeoutSeconds: config.timeout,
+          secret: settings.clientSecret,
+          tenantId: settings.tenantId,
+          clientId: settings.clientId,
+        });
+        throw new SinkWriteError(`${name}: ${described.message}`, {
+          remaining: batch.slice(firstFailedPosition),
+          retryAfterMs: described.retryAfterMs,
+        });
+      }
+    },
+  };
+}
+
+function firstFailure(error: unknown): LogsUploadFailure | undefined {
+  return isAggregateLogsUploadError(error) ? error.errors[0] : undefined;
+}
