@@ -50,7 +50,11 @@ export function describeSiemFailure(error: unknown, context: SiemFailureContext)
         ? text(sdkError.message)
         : `${text(refusal.error)}: ${text(refusal.errorDescription)}`;
     const status = typeof sdkError.statusCode === "number" ? ` (HTTP ${sdkError.statusCode})` : "";
-    message = `token request for tenant ${context.tenantId} as client ${context.clientId} failed${status}: ${detail}`;
+    // MSAL reports an unreachable or untrusted authority only by this code; say what it means.
+    const hint = detail.includes("endpoints_resolution_error")
+      ? " (the authority's OpenID metadata could not be fetched: network, DNS or TLS trust)"
+      : "";
+    message = `token request for tenant ${context.tenantId} as client ${context.clientId} failed${status}: ${detail}${hint}`;
   } else if (typeof sdkError.statusCode === "number") {
     const code = typeof sdkError.code === "string" ? ` ${text(sdkError.code)}` : "";
     message = `ingestion endpoint answered HTTP ${sdkError.statusCode}${code}: ${text(sdkError.message)}`;

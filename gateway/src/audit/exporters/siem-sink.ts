@@ -19,8 +19,9 @@ export type SiemExporterConfig = z.output<typeof siemExporterSchema>;
 
 export interface SiemSinkOptions {
   /**
-   * For tests only: where the credential asks for tokens. Production uses the public cloud (or AZURE_AUTHORITY_HOST,
-   * which @azure/identity reads, for sovereign clouds); the config file has no such field.
+   * For tests only: where the credential asks for tokens (https). Default: AZURE_AUTHORITY_HOST from the environment
+   * (the variable @azure/identity itself reads; how a test points a spawned gateway at a loopback token endpoint), else
+   * the public cloud. The config file has no such field.
    */
   authorityHost?: string;
   /** For tests only: a PEM certificate authority trusted in addition to the system's (loopback HTTPS receivers). */
@@ -52,13 +53,15 @@ export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = 
   // hide the Retry-After from the queue.
   const retryOptions = { maxRetries: 0 };
   const tlsOptions = options.trustedCa === undefined ? undefined : { ca: options.trustedCa };
+  const authorityHost = options.authorityHost ?? nonEmpty(process.env.AZURE_AUTHORITY_HOST);
   const credential = new ClientSecretCredential(settings.tenantId, settings.clientId, settings.clientSecret, {
     retryOptions,
     tlsOptions,
-    ...(options.authorityHost === undefined
+    ...(authorityHost === undefined
       ? {}
-      : // A test authority is not a cloud Microsoft knows: skip the instance discovery call to the public cloud.
-        { authorityHost: options.authorityHost, disableInstanceDiscovery: true }),
+      : // An authority chosen by the operator is trusted as given: MSAL's instance discovery would ask the public cloud
+        // to vouch for it, which fails for a loopback test authority and is a needless call for a sovereign cloud.
+        { authorityHost, disableInstanceDiscovery: true }),
   });
   const client = new LogsIngestionClient(settings.dcrEndpoint, credential, { retryOptions, tlsOptions });
 
@@ -96,6 +99,10 @@ export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = 
       }
     },
   };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
 }
 
 function firstFailure(error: unknown): LogsUploadFailure | undefined {

@@ -1,13 +1,18 @@
 // The SIEM sink against a loopback token endpoint and logs ingestion endpoint, through the real @azure/identity
 // credential and @azure/monitor-ingestion client (HTTPS with a test certificate authority).
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ChainedAuditEvent, completeEvent } from "../../../src/audit/audit-event.ts";
+import type { ChainedAuditEvent } from "../../../src/audit/audit-event.ts";
 import { SIEM_COLUMNS } from "../../../src/audit/exporters/siem-columns.ts";
 import { type SiemExporterConfig, siemSink } from "../../../src/audit/exporters/siem-sink.ts";
-import { HashChain } from "../../../src/audit/hash-chain.ts";
 import { type AuditSink, SinkWriteError } from "../../../src/audit/sink.ts";
 import { siemExporterSchema } from "../../../src/config/schema.ts";
 import { SiemReceiver } from "../receivers/siem-receiver.ts";
+import { events } from "./siem-events.ts";
 
 let receiver: SiemReceiver;
 
@@ -34,32 +39,6 @@ function configFor(target: SiemReceiver, overrides: Record<string, unknown> = {}
 
 function sinkFor(target: SiemReceiver, overrides: Record<string, unknown> = {}): AuditSink {
   return siemSink(configFor(target, overrides), { authorityHost: target.url, trustedCa: target.ca });
-}
-
-function events(count: number, reason: string | null = null): ChainedAuditEvent[] {
-  const chain = new HashChain("gw-a#1");
-  return Array.from({ length: count }, (_, index) =>
-    chain.link(
-      completeEvent(
-        {
-          kind: "rbac_decision",
-          request_id: `req-${index}`,
-          source: "127.0.0.1:50000",
-          server: "files",
-          method: "tools/call",
-          capability: "tools/read_file",
-          subject: "alice",
-          provider: "corp",
-          groups: ["eng", "ops"],
-          decision: "allow",
-          reason,
-          status: 200,
-          latency_ms: 1.25,
-        },
-        "gw-a",
-      ),
-    ),
-  );
 }
 
 async function writeError(sink: AuditSink, batch: readonly ChainedAuditEvent[]): Promise<SinkWriteError> {
@@ -176,6 +155,14 @@ describe("siem sink", () => {
     expect(receiver.ingestionRequests).toEqual([]);
   });
 
+  it("names an unreachable token endpoint", { timeout: 30_000 }, async () => {
+    const sink = sinkFor(receiver);
+    await receiver.down();
+    const error = await writeError(sink, events(1));
+    expect(error.message).toContain(`siem:sentinel: token request for tenant ${receiver.tenantId}`);
+    expect(error.message).toContain("OpenID metadata could not be fetched");
+  });
+
   it("reports an unreachable endpoint, then delivers once it is back on the same port", {
     timeout: 30_000,
   }, async () => {
@@ -205,6 +192,34 @@ describe("siem sink", () => {
     expect(performance.now() - started).toBeLessThan(4000);
     expect(error.message).toBe("siem:sentinel: upload timed out after 1 s");
     expect(error.remaining).toEqual(batch);
+  });
+
+  it("reaches a test authority from a spawned process through AZURE_AUTHORITY_HOST and NODE_EXTRA_CA_CERTS", {
+    timeout: 60_000,
+  }, async () => {
+    // How a test points a real gateway process at this receiver: no sink option crosses a process boundary.
+    const directory = await mkdtemp(join(tmpdir(), "siem-ca-"));
+    try {
+      const caFile = join(directory, "ca.pem");
+      await writeFile(caFile, receiver.ca);
+      const script = `
+          import { siemSink } from ${JSON.stringify(new URL("../../../src/audit/exporters/siem-sink.ts", import.meta.url).href)};
+          import { events } from ${JSON.stringify(new URL("./siem-events.ts", import.meta.url).href)};
+          await siemSink(JSON.parse(process.env.SIEM_CONFIG)).write(events(2));
+        `;
+      await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
+        env: {
+          ...process.env,
+          AZURE_AUTHORITY_HOST: receiver.url,
+          NODE_EXTRA_CA_CERTS: caFile,
+          SIEM_CONFIG: JSON.stringify(configFor(receiver)),
+        },
+      });
+      expect(receiver.received).toEqual(events(2));
+      expect(receiver.unexpected).toEqual([]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it("refuses a config without the fields an enabled exporter needs", () => {
