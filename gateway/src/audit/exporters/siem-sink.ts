@@ -28,25 +28,29 @@ export interface SiemSinkOptions {
   trustedCa?: string;
 }
 
-const REQUIRED_FIELDS = [
-  "dcr_endpoint",
-  "dcr_immutable_id",
-  "tenant_id",
-  "client_id",
-  "client_secret",
-] as const;
-
 export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = {}): AuditSink {
   const name = `siem:${config.name}`;
-  const missing = REQUIRED_FIELDS.filter((field) => config[field] === undefined);
-  if (missing.length > 0) throw new Error(`${name}: ${missing.join(", ")} required`);
+  // The schema requires these when the exporter is enabled; a disabled one must not be built.
+  const { dcr_endpoint, dcr_immutable_id, tenant_id, client_id, client_secret } = config;
+  if (
+    dcr_endpoint === undefined ||
+    dcr_immutable_id === undefined ||
+    tenant_id === undefined ||
+    client_id === undefined ||
+    client_secret === undefined
+  ) {
+    const missing = Object.entries({ dcr_endpoint, dcr_immutable_id, tenant_id, client_id, client_secret })
+      .filter(([, value]) => value === undefined)
+      .map(([field]) => field);
+    throw new Error(`${name}: ${missing.join(", ")} required`);
+  }
   const settings = {
-    dcrEndpoint: config.dcr_endpoint as string,
-    dcrImmutableId: config.dcr_immutable_id as string,
+    dcrEndpoint: dcr_endpoint,
+    dcrImmutableId: dcr_immutable_id,
     streamName: config.dcr_stream_name,
-    tenantId: config.tenant_id as string,
-    clientId: config.client_id as string,
-    clientSecret: config.client_secret as string,
+    tenantId: tenant_id,
+    clientId: client_id,
+    clientSecret: client_secret,
   };
   const timeoutMs = config.timeout * 1000;
   // The audit queue owns retries (backoff, Retry-After, spool): an SDK retry would hold the batch past the timeout and
