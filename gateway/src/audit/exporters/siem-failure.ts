@@ -1,6 +1,8 @@
 // Turns what the Azure SDK threw into an operator's message and the receiver's Retry-After. The message names the
 // cause (token endpoint refusal, HTTP status and error code, timeout, unreachable endpoint) and never the client
 // secret: it is cut out of anything the SDK or the receiver echoed back.
+import { MAX_RETRY_AFTER_MS, retryAfterMs } from "./retry-after.ts";
+
 const MESSAGE_LIMIT = 500;
 
 /** What @azure/identity throws when it could not get a token (MSAL's refusals arrive as AuthenticationRequiredError). */
