@@ -103,6 +103,16 @@ function warnAboutAuthMode(logger: Logger, snapshot: ConfigSnapshot, allowAnonym
   }
 }
 
+/** Which servers the prompt-injection firewall inspects, in which mode: said at start, as it is off by default. */
+function firewallSummary(snapshot: ConfigSnapshot): string {
+  const modes = new Map<string, string[]>();
+  for (const route of snapshot.routes.values()) {
+    const mode = route.firewall?.settings.mode ?? "off";
+    modes.set(mode, [...(modes.get(mode) ?? []), route.name]);
+  }
+  return [...modes].map(([mode, names]) => `${mode}: ${names.join(", ")}`).join("; ") || "no servers";
+}
+
 export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const env = options.env ?? process.env;
   const logger = createLogger({ level: parseLogLevel(env.LOG_LEVEL), write: writeStdoutBatched });
@@ -261,6 +271,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     servers: reloader.current().routes.size,
     kvstore: kv.status().kind,
     audit: auditTarget.description,
+    firewall: firewallSummary(reloader.current()),
   });
 
   let closing: Promise<void> | undefined;
