@@ -94,6 +94,52 @@ describe("render", () => {
     ]);
   });
 
+  it("header maps (OTLP exporter, firewall webhook) take every value from a Secret: the key as written, ${VAR} as value", () => {
+    const otel = {
+      name: "collector",
+      enabled: false,
+      endpoint: "https://otel.example:4318",
+      headers: { authorization: { secretKeyRef: { name: "otel", key: "token" } } },
+    };
+    const result = renderAll([
+      gateway({
+        exporters: { otel: [otel] },
+        gatewayPolicy: {
+          firewall: {
+            enabled: true,
+            detectors: [
+              {
+                type: "webhook",
+                name: "vendor",
+                url: "https://detector.example/score",
+                headers: { "x-api-key": { secretKeyRef: { name: "detector", key: "key" } } },
+              },
+            ],
+          },
+        },
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const render = result.gateways[0];
+    const names = (render?.env ?? []).map((entry) => entry.name);
+    expect(names).toHaveLength(2);
+    for (const name of names) expect(render?.yaml).toContain(`\${${name}}`);
+    expect(render?.yaml).toMatch(/authorization: \$\{SVC_SECRET_[A-Z0-9_]+\}/);
+    expect(render?.yaml).toMatch(/x-api-key: \$\{SVC_SECRET_[A-Z0-9_]+\}/);
+    expect(render?.yaml).not.toContain("token");
+    // What is not a secret is written as { value }; a bare string is refused, naming the field.
+    const plain = renderAll([
+      gateway({ exporters: { otel: [{ ...otel, headers: { "x-scope-orgid": { value: "svc" } } }] } }),
+    ]);
+    expect(plain.problems).toEqual([]);
+    expect(plain.gateways[0]?.yaml).toContain("x-scope-orgid: svc");
+    expect(
+      problemsOf([
+        gateway({ exporters: { otel: [{ ...otel, headers: { authorization: "Bearer plain" } }] } }),
+      ]),
+    ).toEqual(["McpGateway gw/main: spec.exporters.otel[0].headers.authorization: must be object"]);
+  });
+
   it("selects by namespace and labels", () => {
     const resources = [
       gateway({ serverSelector: { namespaces: ["gw", "team-a"], matchLabels: { tier: "prod" } } }),

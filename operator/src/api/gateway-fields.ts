@@ -1,6 +1,6 @@
 import type { JsonSchema } from "./json-schema.ts";
 import { assertRoundTrip, camelToSnake } from "./key-case.ts";
-import { isSecretField } from "./secret-fields.ts";
+import { isSecretField, isSecretMap } from "./secret-fields.ts";
 
 // Turns a gateway config JSON schema (snake_case, from svc-gateway/config) into the shape a custom resource
 // uses: camelCase keys, and secret fields as `{ secretKeyRef: { name, key } }`. The reverse, from a
@@ -23,19 +23,35 @@ export const secretKeyRefSchema: JsonSchema = {
   required: ["secretKeyRef"],
 };
 
+/** A header value: written in the resource (`value`, for what is not a secret) or read from a Secret. */
+export const valueOrSecretSchema: JsonSchema = {
+  type: "object",
+  description:
+    "Either { value: <text> } for what is not a secret, or { secretKeyRef: { name, key } }, read from a Secret in the gateway's namespace and never copied into the ConfigMap",
+  properties: {
+    value: { type: "string", description: "The header value, for what is not a secret" },
+    secretKeyRef: secretKeyRefSchema.properties?.secretKeyRef as JsonSchema,
+  },
+};
+
 export function toResourceSchema(node: JsonSchema): JsonSchema {
   const out: JsonSchema = { ...node };
   if (node.properties) {
     const properties: Record<string, JsonSchema> = {};
     for (const [snakeKey, child] of Object.entries(node.properties)) {
       const camelKey = assertRoundTrip(snakeKey);
-      properties[camelKey] =
-        isSecretField(snakeKey) && child.type === "string"
-          ? {
-              ...secretKeyRefSchema,
-              description: `${child.description ?? snakeKey}. ${secretKeyRefSchema.description}`,
-            }
-          : toResourceSchema(child);
+      if (isSecretField(snakeKey) && child.type === "string") {
+        properties[camelKey] = {
+          ...secretKeyRefSchema,
+          description: `${child.description ?? snakeKey}. ${secretKeyRefSchema.description}`,
+        };
+      } else if (isSecretMap(snakeKey) && typeof child.additionalProperties === "object") {
+        properties[camelKey] = {
+          ...child,
+          description: `${child.description ?? snakeKey}. Each value: { value } or { secretKeyRef }`,
+          additionalProperties: valueOrSecretSchema,
+        };
+      } else properties[camelKey] = toResourceSchema(child);
     }
     out.properties = properties;
     if (node.required) out.required = node.required.map(assertRoundTrip);
@@ -92,6 +108,22 @@ export function toGatewayValue(
     const childField = `${field}.${key}`;
     const declared = schema.properties?.[key];
     if (declared === undefined) {
+      if (schema.additionalProperties === valueOrSecretSchema) {
+        // A header map: the key stays as written; the value is given, or comes from a Secret.
+        const given = (child as { value?: unknown } | null)?.value;
+        const hasRef = (child as { secretKeyRef?: unknown } | null)?.secretKeyRef !== undefined;
+        if (typeof given === "string" && !hasRef) {
+          out[key] = toGatewayValue(given, {}, `${childField}.value`, secretVariable);
+        } else if (given === undefined && hasRef) {
+          out[key] = secretValue(child, childField, secretVariable);
+        } else {
+          throw new FieldError(
+            childField,
+            "must be { value: <text> } or { secretKeyRef: { name, key } }, not both",
+          );
+        }
+        continue;
+      }
       if (typeof schema.additionalProperties === "object") {
         out[key] = toGatewayValue(child, schema.additionalProperties, childField, secretVariable);
         continue;
@@ -103,14 +135,23 @@ export function toGatewayValue(
       declared === secretKeyRefSchema ||
       (declared.required?.[0] === "secretKeyRef" && isSecretField(snakeKey))
     ) {
-      const ref = (child as { secretKeyRef?: { name?: unknown; key?: unknown } } | null)?.secretKeyRef;
-      if (typeof ref?.name !== "string" || typeof ref.key !== "string") {
-        throw new FieldError(childField, "must be { secretKeyRef: { name, key } }");
-      }
-      out[snakeKey] = `\${${secretVariable({ field: childField, name: ref.name, key: ref.key })}}`;
+      out[snakeKey] = secretValue(child, childField, secretVariable);
       continue;
     }
     out[snakeKey] = toGatewayValue(child, declared, childField, secretVariable);
   }
   return out;
+}
+
+/** `{ secretKeyRef: { name, key } }` → `${VAR}`, VAR filled from that Secret key in the gateway's environment. */
+function secretValue(
+  value: unknown,
+  field: string,
+  secretVariable: (reference: SecretReference) => string,
+): string {
+  const ref = (value as { secretKeyRef?: { name?: unknown; key?: unknown } } | null)?.secretKeyRef;
+  if (typeof ref?.name !== "string" || typeof ref.key !== "string") {
+    throw new FieldError(field, "must be { secretKeyRef: { name, key } }");
+  }
+  return `\${${secretVariable({ field, name: ref.name, key: ref.key })}}`;
 }

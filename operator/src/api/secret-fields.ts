@@ -6,3 +6,11 @@ const SECRET_FIELD = /(^|_)(secret|api_key|management_key|password|token)$/;
 export function isSecretField(snakeKey: string): boolean {
   return SECRET_FIELD.test(snakeKey);
 }
+
+// Maps whose every value is a secret: HTTP headers sent to an exporter or a detector carry credentials
+// (authorization, api keys) more often than not, so each value is a secretKeyRef as well.
+const SECRET_MAP = /(^|_)headers$/;
+
+export function isSecretMap(snakeKey: string): boolean {
+  return SECRET_MAP.test(snakeKey);
+}
