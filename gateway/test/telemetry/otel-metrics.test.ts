@@ -4,7 +4,7 @@ import { GatewayMetrics } from "../../src/runtime/metrics.ts";
 import { startOtelMetrics } from "../../src/telemetry/otel-metrics.ts";
 import { type OtlpProtocol, OtlpReceiver } from "../audit/receivers/otlp-receiver.ts";
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
