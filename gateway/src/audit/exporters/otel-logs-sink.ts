@@ -48,7 +48,7 @@ function summaryOf(event: ChainedAuditEvent): string {
 }
 
 /** Every field of the event, null ones left out (OTLP attributes have no null). */
-export function auditAttributes(event: ChainedAuditEvent): LogAttributes {
+function auditAttributes(event: ChainedAuditEvent): LogAttributes {
   const attributes: LogAttributes = {};
   for (const [field, value] of Object.entries(event)) {
     if (value === null || value === undefined) continue;

@@ -272,6 +272,8 @@ export class OtlpReceiver {
   #http: Server | undefined;
   #grpc: grpc.Server | undefined;
   readonly #failures: PlannedFailure[] = [];
+  /** Log records to reject (drop, with an OTLP partial success) in each of the next logs requests. */
+  readonly #rejections: number[] = [];
 
   private constructor(protocol: OtlpProtocol) {
     this.protocol = protocol;
@@ -296,6 +298,14 @@ export class OtlpReceiver {
         retryAfter: retryAfterSeconds === undefined ? undefined : String(retryAfterSeconds),
       });
     }
+  }
+
+  /**
+   * The next logs request is accepted in part: its last `records` log records are dropped and the answer is an OTLP
+   * partial success saying how many were rejected (which ones, OTLP does not say).
+   */
+  rejectNext(records: number): void {
+    this.#rejections.push(records);
   }
 
   /** Accepts requests (again) on the same port. */
@@ -323,18 +333,27 @@ export class OtlpReceiver {
     return this.down();
   }
 
-  #accept(signal: Signal, headers: Record<string, string>, request: Json): void {
+  /** Keeps what a request carries; returns the answer's fields (a partial success, or none). */
+  #accept(signal: Signal, headers: Record<string, string>, request: Json): Json {
     this.requests.push({ signal, headers });
     if (signal === "logs") {
-      for (const record of logRecordsOf(request)) {
+      const records = logRecordsOf(request);
+      const rejected = Math.min(this.#rejections.shift() ?? 0, records.length);
+      for (const record of records.slice(0, records.length - rejected)) {
         this.logRecords.push(record);
         this.received.push(auditEventOf(record));
+      }
+      if (rejected > 0) {
+        return {
+          partialSuccess: { rejectedLogRecords: rejected, errorMessage: `${rejected} records rejected` },
+        };
       }
     } else if (signal === "metrics") {
       this.metricPoints.push(...metricPointsOf(request));
     } else {
       this.spans.push(...spansOf(request));
     }
+    return {};
   }
 
   async #startHttp(): Promise<void> {
@@ -395,15 +414,15 @@ export class OtlpReceiver {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers))
       if (typeof value === "string") headers[name] = value;
-    this.#accept(signal, headers, request);
+    const answer = this.#accept(signal, headers, request);
 
     if (this.protocol === "http/json") {
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
     } else {
       const type = RESPONSE_TYPES[signal];
       res
         .writeHead(200, { "content-type": "application/x-protobuf" })
-        .end(type.encode(type.fromObject({})).finish());
+        .end(type.encode(type.fromObject(answer)).finish());
     }
   }
 
@@ -432,8 +451,8 @@ export class OtlpReceiver {
           }
           const headers: Record<string, string> = {};
           for (const [name, value] of Object.entries(call.metadata.getMap())) headers[name] = String(value);
-          this.#accept(signal, headers, decodeProtobuf(signal, call.request));
-          callback(null, RESPONSE_TYPES[signal].fromObject({}));
+          const answer = this.#accept(signal, headers, decodeProtobuf(signal, call.request));
+          callback(null, RESPONSE_TYPES[signal].fromObject(answer));
         },
       });
     }
