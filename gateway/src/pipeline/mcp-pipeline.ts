@@ -27,6 +27,7 @@ import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
+import type { RequestSpan, RequestTracer } from "../telemetry/otel-traces.ts";
 import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
@@ -63,6 +64,11 @@ export interface McpPipelineDeps extends LimitDeps {
   userLoad: UserLoad;
   /** JSON-RPC messages one POST may carry. */
   maxBatchMessages: number;
+  /**
+   * The request tracer while an OTLP exporter has export_traces on (it follows config reloads); absent or
+   * undefined = no tracing, and then a request pays one call and a few undefined checks for it.
+   */
+  requestTracer?: () => RequestTracer | undefined;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -83,10 +89,11 @@ async function runPipeline(
 ): Promise<Response> {
   const incoming = c.env.incoming;
   const record = newRequestRecord(requestId, incoming.method ?? "GET", incoming.socket.remoteAddress);
+  const span = deps.requestTracer?.()?.startRequest(record.httpMethod, incoming.headers);
   const snapshot = deps.currentConfig();
   let response: Response;
   try {
-    response = await proxyRequest(c, deps, record, snapshot);
+    response = await proxyRequest(c, deps, record, snapshot, span);
   } catch (error) {
     const gatewayError = asGatewayError(error);
     record.failure = {
@@ -99,6 +106,14 @@ async function runPipeline(
   }
   // 9. audit: one event per decision, queued off the hot path; then metrics and the access log, all from the record.
   report(deps, record, snapshot, response.status);
+  span?.end({
+    requestId,
+    server: record.server,
+    method: methodLabel(record.method),
+    status: response.status,
+    provider: record.principal?.idp,
+    errorCode: record.failure?.code,
+  });
   return response;
 }
 
@@ -108,6 +123,8 @@ async function proxyRequest(
   deps: McpPipelineDeps,
   record: RequestRecord,
   snapshot: ConfigSnapshot | undefined,
+  /** The request's trace span when tracing is on: each step that passes adds an event. */
+  span: RequestSpan | undefined,
 ): Promise<Response> {
   const incoming = c.env.incoming;
   const { httpMethod, errorContext } = record;
@@ -134,6 +151,7 @@ async function proxyRequest(
   record.route = route;
   record.server = route.name;
   const server = route.name;
+  span?.event("routed");
 
   // 2. authenticate: bearer JWT → principal (401 + WWW-Authenticate otherwise); a DPoP-bound token also needs
   //    its proof here, replay protection or not (docs/access.md). Before any body work, so unauthenticated
@@ -155,6 +173,7 @@ async function proxyRequest(
   record.principal = principal;
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
+  span?.event("authenticated");
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
   //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.
@@ -167,6 +186,7 @@ async function proxyRequest(
       }
     : undefined;
   authorizeServer(route.server, policy, principal, onDecision);
+  span?.event("server_authorized");
 
   // 3. limit: per-user rate limit, then the replay check of the DPoP proof step 2 verified. Needs the principal
   //    from step 2; still before the body is read, so a flood costs one KV round trip per request and no parsing.
@@ -175,6 +195,7 @@ async function proxyRequest(
   if (snapshot.replayProtection && authenticated.proof !== undefined) {
     await checkDpopReplay(deps, authenticated.proof);
   }
+  span?.event("limits_checked");
 
   // 3b. per-user caps on what is held open (requests in flight, GET streams) and session ownership: an
   //     Mcp-Session-Id is forwarded only for the principal the upstream issued it to (404 for anyone else, like an
@@ -191,6 +212,7 @@ async function proxyRequest(
     await checkSession(deps, principal, owner, server, presentedSession);
     errorContext.rpcIds = undefined;
   }
+  span?.event("session_checked");
 
   // 4. parse: read the body under the size limit, then JSON-RPC. From here on errors are JSON-RPC errors
   //    carrying the request ids, so an MCP client shows them as such.
@@ -211,6 +233,7 @@ async function proxyRequest(
       const cost = parsed.messages.length - 1;
       setExtraHeaders(record, await checkRateLimit(deps, snapshot.rateLimit, principal, server, cost));
     }
+    span?.event("parsed", { "svc.messages": parsed.messages.length });
   } else {
     errorContext.rpcIds = [];
   }
@@ -231,6 +254,7 @@ async function proxyRequest(
     if (snapshot.replayProtection && presentedSession !== undefined && parsed.requestIds.length > 0) {
       await checkRequestIds(deps, server, presentedSession, owner, parsed.requestIds);
     }
+    span?.event("capabilities_authorized");
   }
 
   // 6. inspect request: each message through the request inspectors (inspect/chain.ts says which, in which order
@@ -244,6 +268,7 @@ async function proxyRequest(
         record.messages = inspected.messages;
         body = Buffer.from(JSON.stringify(parsed.batch ? inspected.messages : inspected.messages[0]));
       }
+      span?.event("request_inspected", { "svc.changed": inspected.changed });
     }
   }
 
@@ -271,9 +296,11 @@ async function proxyRequest(
       inspectSseEvent: inspection?.sse,
       user: owner,
       admitSession: (issued) => admitSession(deps, principal, owner, server, issued),
+      traceHeaders: span?.upstreamHeaders(),
     },
     deps,
   );
+  span?.event("upstream_answered", { "http.response.status_code": response.status });
   if (presentedSession !== undefined) {
     await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);
   }

@@ -46,6 +46,11 @@ export interface ForwardRequest {
    * rejection refuses the answer: the upstream session is ended again and the client gets the error instead.
    */
   admitSession?: (sessionId: string) => Promise<void>;
+  /**
+   * W3C trace context naming the gateway's span (telemetry/otel-traces.ts) when tracing is on: it replaces the
+   * client's traceparent/tracestate, so the upstream's spans hang under the gateway's.
+   */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface ForwardDeps {
@@ -194,6 +199,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     publicUrl: deps.publicUrl,
     auth: route.authHeaders,
   });
+  if (request.traceHeaders !== undefined) Object.assign(upstreamHeaders, request.traceHeaders);
   deps.pools.pool(route.origin, stream ? "stream" : "call").dispatch(
     {
       method: request.method,

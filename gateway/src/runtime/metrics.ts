@@ -33,6 +33,44 @@ function labels(pairs: Record<string, string>): string {
   return parts.join(",");
 }
 
+/** The label pairs of a key built by labels(): its exact inverse, so exporters see the same names and values. */
+export function parseLabels(key: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const match of key.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+    pairs[match[1] as string] = (match[2] as string).replace(/\\(.)/g, (_, c: string) =>
+      c === "n" ? "\n" : c,
+    );
+  }
+  return pairs;
+}
+
+export interface SeriesSnapshot {
+  /** The pre-joined label string /metrics prints ("" for none). */
+  key: string;
+  labels: Record<string, string>;
+}
+
+export interface ScalarFamily {
+  name: string;
+  type: "counter" | "gauge";
+  help: string;
+  series: (SeriesSnapshot & { value: number })[];
+}
+
+export interface HistogramFamily {
+  name: string;
+  help: string;
+  /** Upper bounds of the buckets, ascending; one more bucket counts what lies above the last. */
+  boundaries: readonly number[];
+  /** Per bucket, not cumulative: boundaries.length + 1 counts. */
+  series: (SeriesSnapshot & { bucketCounts: number[]; sum: number; count: number })[];
+}
+
+export interface MetricsSnapshot {
+  scalars: ScalarFamily[];
+  histograms: HistogramFamily[];
+}
+
 interface HistogramSeries {
   buckets: number[];
   sum: number;
@@ -181,83 +219,129 @@ export class GatewayMetrics {
     return total;
   }
 
+  /**
+   * Every metric family with its current series: the one list both /metrics (render) and the OTLP metrics export
+   * (telemetry/otel-metrics.ts) read, so the two never disagree. Process gauges are read now.
+   */
+  snapshot(): MetricsSnapshot {
+    const scalar = (
+      name: string,
+      type: "counter" | "gauge",
+      help: string,
+      series: Map<string, number>,
+    ): ScalarFamily => ({
+      name,
+      type,
+      help,
+      series: [...series].map(([key, value]) => ({ key, labels: parseLabels(key), value })),
+    });
+    const window = this.#eventLoopWindowMs / 1000;
+    return {
+      histograms: [
+        {
+          name: "svc_gateway_request_duration_seconds",
+          help: "Time to the response headers (for JSON answers: the whole answer).",
+          boundaries: LATENCY_BUCKETS,
+          series: [...this.#latency].map(([key, series]) => ({
+            key,
+            labels: parseLabels(key),
+            bucketCounts: [...series.buckets, series.count - series.buckets.reduce((a, b) => a + b, 0)],
+            sum: series.sum,
+            count: series.count,
+          })),
+        },
+      ],
+      scalars: [
+        scalar(
+          "svc_gateway_requests_total",
+          "counter",
+          "MCP requests proxied, by upstream server, JSON-RPC method and HTTP status.",
+          this.#requests,
+        ),
+        scalar(
+          "svc_gateway_upstream_errors_total",
+          "counter",
+          "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required, forbidden, content_encoding, too_large).",
+          this.#upstreamErrors,
+        ),
+        scalar(
+          "svc_gateway_limit_checks_skipped_total",
+          "counter",
+          "Requests let through without a rate-limit, replay or DPoP check because the KV store was unreachable (fail open).",
+          this.#unchecked,
+        ),
+        scalar(
+          "svc_gateway_rate_limited_total",
+          "counter",
+          "Requests refused with 429 by the per-user rate limit, by upstream server.",
+          this.#rateLimited,
+        ),
+        scalar(
+          "svc_gateway_pii_replacements_total",
+          "counter",
+          "Values replaced by PII scrubbing, by upstream server, direction (request, response) and entity type.",
+          this.#piiReplacements,
+        ),
+        scalar(
+          "svc_gateway_firewall_findings_total",
+          "counter",
+          "Prompt-injection firewall findings by upstream server, direction, detector and action (blocked, monitored, unavailable).",
+          this.#firewallFindings,
+        ),
+        scalar(
+          "svc_gateway_config_reloads_total",
+          "counter",
+          "Configuration reloads by result; a failure keeps the last good configuration serving.",
+          this.#reloads,
+        ),
+        scalar(
+          "svc_gateway_open_streams",
+          "gauge",
+          "SSE streams currently open, by upstream server.",
+          this.#openStreams,
+        ),
+        scalar(
+          "process_resident_memory_bytes",
+          "gauge",
+          "Resident memory size in bytes.",
+          new Map([["", process.memoryUsage.rss()]]),
+        ),
+        scalar(
+          "nodejs_eventloop_delay_max_seconds",
+          "gauge",
+          `Largest event-loop delay over the current ${window} s window and the previous one.`,
+          new Map([["", this.#eventLoopDelay.maxSeconds()]]),
+        ),
+      ],
+    };
+  }
+
+  /** The Prometheus text exposition of snapshot(). */
   render(): string {
     const out: string[] = [];
-    const family = (name: string, type: string, help: string, series: Map<string, number>): void => {
-      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-      for (const [key, value] of series) out.push(`${name}{${key}} ${value}`);
+    const { scalars, histograms } = this.snapshot();
+    const withLabels = (name: string, key: string): string => (key === "" ? name : `${name}{${key}}`);
+    // The request counter first, then its latency histogram, then the rest: the order /metrics always had.
+    const [requests, ...rest] = scalars;
+    const scalarFamily = (family: ScalarFamily): void => {
+      out.push(`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} ${family.type}`);
+      for (const series of family.series) out.push(`${withLabels(family.name, series.key)} ${series.value}`);
     };
-    family(
-      "svc_gateway_requests_total",
-      "counter",
-      "MCP requests proxied, by upstream server, JSON-RPC method and HTTP status.",
-      this.#requests,
-    );
-    out.push(
-      "# HELP svc_gateway_request_duration_seconds Time to the response headers (for JSON answers: the whole answer).",
-      "# TYPE svc_gateway_request_duration_seconds histogram",
-    );
-    for (const [key, series] of this.#latency) {
-      let cumulative = 0;
-      LATENCY_BUCKETS.forEach((bound, i) => {
-        cumulative += series.buckets[i] as number;
-        out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="${bound}"} ${cumulative}`);
-      });
-      out.push(`svc_gateway_request_duration_seconds_bucket{${key},le="+Inf"} ${series.count}`);
-      out.push(`svc_gateway_request_duration_seconds_sum{${key}} ${series.sum}`);
-      out.push(`svc_gateway_request_duration_seconds_count{${key}} ${series.count}`);
+    if (requests !== undefined) scalarFamily(requests);
+    for (const family of histograms) {
+      out.push(`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} histogram`);
+      for (const series of family.series) {
+        let cumulative = 0;
+        family.boundaries.forEach((bound, i) => {
+          cumulative += series.bucketCounts[i] as number;
+          out.push(`${family.name}_bucket{${series.key},le="${bound}"} ${cumulative}`);
+        });
+        out.push(`${family.name}_bucket{${series.key},le="+Inf"} ${series.count}`);
+        out.push(`${withLabels(`${family.name}_sum`, series.key)} ${series.sum}`);
+        out.push(`${withLabels(`${family.name}_count`, series.key)} ${series.count}`);
+      }
     }
-    family(
-      "svc_gateway_upstream_errors_total",
-      "counter",
-      "Upstream failures by server and kind (unreachable, timeout, status, stream_aborted, auth_required, forbidden, content_encoding, too_large).",
-      this.#upstreamErrors,
-    );
-    family(
-      "svc_gateway_limit_checks_skipped_total",
-      "counter",
-      "Requests let through without a rate-limit, replay or DPoP check because the KV store was unreachable (fail open).",
-      this.#unchecked,
-    );
-    family(
-      "svc_gateway_rate_limited_total",
-      "counter",
-      "Requests refused with 429 by the per-user rate limit, by upstream server.",
-      this.#rateLimited,
-    );
-    family(
-      "svc_gateway_pii_replacements_total",
-      "counter",
-      "Values replaced by PII scrubbing, by upstream server, direction (request, response) and entity type.",
-      this.#piiReplacements,
-    );
-    family(
-      "svc_gateway_firewall_findings_total",
-      "counter",
-      "Prompt-injection firewall findings by upstream server, direction, detector and action (blocked, monitored, unavailable).",
-      this.#firewallFindings,
-    );
-    family(
-      "svc_gateway_config_reloads_total",
-      "counter",
-      "Configuration reloads by result; a failure keeps the last good configuration serving.",
-      this.#reloads,
-    );
-    family(
-      "svc_gateway_open_streams",
-      "gauge",
-      "SSE streams currently open, by upstream server.",
-      this.#openStreams,
-    );
-    const window = this.#eventLoopWindowMs / 1000;
-    out.push(
-      "# HELP process_resident_memory_bytes Resident memory size in bytes.",
-      "# TYPE process_resident_memory_bytes gauge",
-      `process_resident_memory_bytes ${process.memoryUsage.rss()}`,
-      `# HELP nodejs_eventloop_delay_max_seconds Largest event-loop delay over the current ${window} s window and the previous one.`,
-      "# TYPE nodejs_eventloop_delay_max_seconds gauge",
-      `nodejs_eventloop_delay_max_seconds ${this.#eventLoopDelay.maxSeconds()}`,
-    );
+    for (const family of rest) scalarFamily(family);
     return `${out.join("\n")}\n`;
   }
 }

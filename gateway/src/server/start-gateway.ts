@@ -20,6 +20,7 @@ import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { GatewayMetrics } from "../runtime/metrics.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
+import { startTelemetry, type Telemetry } from "../telemetry/start-telemetry.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
@@ -148,6 +149,18 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   // Set once the configuration has loaded; until then /readiness answers 503 and MCP requests 503.
   let reloader: ConfigReloader | undefined;
   const currentConfig = (): ConfigSnapshot | undefined => reloader?.current();
+  // OTLP metrics and traces (exporters.otel); restarted when a reload changes that section.
+  let telemetry: Telemetry | undefined;
+  let telemetryConfig = "";
+  const applyTelemetry = (snapshot: ConfigSnapshot): void => {
+    const otel = snapshot.loaded.config.exporters.otel;
+    const key = JSON.stringify(otel);
+    if (key === telemetryConfig) return;
+    telemetryConfig = key;
+    const previous = telemetry;
+    telemetry = startTelemetry(otel, metrics);
+    void previous?.shutdown();
+  };
 
   let draining = false;
   let stopping = false;
@@ -177,6 +190,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     maxSseEventBytes: settings.maxSseEventBytes,
     publicUrl: settings.publicUrl,
     forwardRequestHeaders: settings.forwardRequestHeaders,
+    requestTracer: () => telemetry?.tracer,
     health: () =>
       healthAnswer({
         kv: kv.status(),
@@ -235,10 +249,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
         affinityWarnings.check(snapshot.loaded.config.servers);
+        applyTelemetry(snapshot);
       },
     });
     await ready.init();
     reloader = ready;
+    applyTelemetry(ready.current());
   } catch (error) {
     server.closeAllConnections();
     server.close();
@@ -293,6 +309,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await kv.close().catch(() => {});
     // Everything recorded goes out before the process ends; bounded, so a broken sink cannot hold the exit.
     await Promise.race([audit.drain(), sleep(5000)]);
+    // The last metrics and buffered spans too, within the same kind of bound.
+    if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();
     metrics.close();
   };
