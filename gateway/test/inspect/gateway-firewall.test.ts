@@ -15,7 +15,7 @@ import { connectClient, startGatewayWithConfig, type TestGateway } from "../prox
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { PAGES, type PageUpstream, startPageUpstream } from "./support/page-upstream.ts";
 
-vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const cleanup = cleanupsAfterAll();
 let json: PageUpstream;
