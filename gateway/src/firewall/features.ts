@@ -124,11 +124,14 @@ export interface FeatureEvents {
   readonly count: number;
   /** Number of blocks of the text (at least 1). */
   readonly blockCount: number;
+  /** Number of cue events (CUE_NAMES) found, each counted once. */
+  readonly cueCount: number;
 }
 
 let buckets = new Int32Array(8192);
 let blocks = new Int32Array(8192);
 let count = 0;
+let cueCount = 0;
 
 const FNV_PRIME = 0x01000193;
 const CHAR_SEED = 0x811c9dc5;
@@ -201,6 +204,7 @@ function wordClasses(key: number): number {
 }
 
 function pushCue(cue: number, shift: number, block: number): void {
+  cueCount++;
   const bucket = (CUE_HASHES[cue] as number) >>> shift;
   for (let r = 0; r < CUE_REPEAT; r++) push(bucket, block);
 }
@@ -212,7 +216,7 @@ export function extractFeatures(text: string, bits: number): FeatureEvents {
   sinkWeights = null;
   count = 0;
   scan(text, 32 - bits);
-  return { buckets, blocks, count, blockCount: blockCountOf(text) };
+  return { buckets, blocks, count, blockCount: blockCountOf(text), cueCount };
 }
 
 export interface BlockWeightSums {
@@ -220,6 +224,8 @@ export interface BlockWeightSums {
   readonly sums: Int32Array;
   readonly counts: Int32Array;
   readonly blockCount: number;
+  /** Number of cue events (CUE_NAMES) found, each counted once. */
+  readonly cueCount: number;
 }
 
 function blockCountOf(text: string): number {
@@ -244,10 +250,11 @@ export function blockWeightSums(text: string, bits: number, weights: Int8Array):
   } finally {
     sinkWeights = null;
   }
-  return { sums: blockSums, counts: blockCounts, blockCount };
+  return { sums: blockSums, counts: blockCounts, blockCount, cueCount };
 }
 
 function scan(text: string, shift: number): void {
+  cueCount = 0;
   const length = text.length;
   let c1 = 32;
   let c2 = 32;
