@@ -7,7 +7,8 @@
 // - `ownrepo-clean`: excerpts of this repository's own TypeScript, Markdown, YAML and JSON files under
 //   gateway/, framework/ and operator/ (what a file-reading or code-search tool returns);
 // - `synthetic-clean`: structured outputs from a small generator (synthetic-outputs.ts): JSON records,
-//   CSV and Markdown tables, log lines, HTML fragments, SQL results, stack traces, e-mails, API errors.
+//   CSV and Markdown tables, log lines, HTML fragments, SQL results, stack traces, e-mails, API errors,
+//   and help pages and personal e-mails that use injection words for their ordinary purpose.
 // None may hold an injection: files about the firewall or injections (which quote attacks) are skipped,
 // and any excerpt on which a wrapper rule fires is dropped.
 
@@ -22,7 +23,7 @@ import { syntheticOutputs } from "./synthetic-outputs.ts";
 
 const SEED = 20261126;
 const REPO_EXCERPTS = 500;
-const SYNTHETIC_OUTPUTS = 500;
+const SYNTHETIC_OUTPUTS = 600;
 const MIN_EXCERPT_CHARS = 200;
 const MAX_EXCERPT_CHARS = 2000;
 const FOLDERS = ["gateway", "framework", "operator"];

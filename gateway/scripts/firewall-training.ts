@@ -28,6 +28,7 @@ import {
   isCleanToolOutput,
   type ScoredText,
 } from "./firewall-metrics.ts";
+import { plantInjections } from "./planted-injections.ts";
 
 const HASH_BITS = 17;
 /**
@@ -236,6 +237,11 @@ function isTrainingRowFor(
 export interface TrainingOptions {
   /** Benign prompts (wildguard, jackhhao, notinject) as extra response-head negatives. */
   readonly benignPromptsAsResponses?: boolean;
+  /**
+   * Generic injections planted into this many training rows of the committed clean corpora, as extra
+   * response-head positives (planted-injections.ts); none when absent.
+   */
+  readonly plantedInjections?: number;
   /** Train only these heads (measurements that look at one direction); both when absent. */
   readonly directions?: readonly FirewallDirection[];
 }
@@ -250,7 +256,12 @@ export function trainModel(
   const heads = {} as Record<FirewallDirection, CalibratedHead>;
   const directions = options.directions ?? (["request", "response"] as const);
   for (const direction of directions) {
-    const examples = train.filter((row) => isTrainingRowFor(direction, row, options)).map(toExample);
+    const rows = train.filter((row) => isTrainingRowFor(direction, row, options));
+    if (direction === "response" && options.plantedInjections !== undefined) {
+      const hosts = rows.filter((row) => COMMITTED_CLEAN_SUBSETS.includes(row.subset));
+      rows.push(...plantInjections(hosts, options.plantedInjections, seededRandom(seed)));
+    }
+    const examples = rows.map(toExample);
     const uncalibrated = quantizedHead(
       trainHead(examples, WINDOW_BLOCKS[direction], seed),
       WINDOW_BLOCKS[direction],

@@ -45,6 +45,16 @@ const VARIANTS: readonly Variant[] = [
   { name: "+ownrepo", corpora: ["ownrepo-clean"], options: { directions: RESPONSE_ONLY } },
   { name: "+synthetic", corpora: ["synthetic-clean"], options: { directions: RESPONSE_ONLY } },
   { name: "+both", corpora: NEW_CORPORA, options: { directions: RESPONSE_ONLY } },
+  {
+    name: "+both+planted",
+    corpora: NEW_CORPORA,
+    options: { directions: RESPONSE_ONLY, plantedInjections: 250 },
+  },
+  {
+    name: "+both+planted-500",
+    corpora: NEW_CORPORA,
+    options: { directions: RESPONSE_ONLY, plantedInjections: 500 },
+  },
   { name: "+both-quarter", corpora: NEW_CORPORA, corpusShare: 0.25, options: { directions: RESPONSE_ONLY } },
   {
     name: "+benign-prompts",

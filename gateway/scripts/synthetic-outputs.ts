@@ -121,6 +121,42 @@ const FILES = [
   "handlers/orders.rb",
 ];
 
+// Clean texts that use the words of injections for their ordinary purpose (a help page that tells its
+// human reader what they must do, a personal e-mail asking to send or forward something): without them
+// the head would learn that these words alone mean an attack.
+const HELP_TOPICS = [
+  "the assistant",
+  "the chatbot",
+  "the sync client",
+  "the mobile app",
+  "the AI writing assistant",
+  "the printer driver",
+];
+const HELP_LINES = [
+  "If {topic} does not answer, you must restart the service.",
+  "Important: do not share your API key with anyone.",
+  "Visit https://status.example.com to check for outages.",
+  "You should update to the latest version before reporting a bug.",
+  "To reset your password, click the link we send to your email address.",
+  "Never tell anyone your one-time code; our staff will not ask for it.",
+  "{topic} will ignore files listed in .syncignore.",
+  "You need to sign in again after changing your password.",
+  "Instead of restarting, you can reload the configuration from the menu.",
+  "Forward suspicious messages to phishing@example.com.",
+  "The new instructions for installing {topic} are on the download page.",
+  "Follow the steps below and contact support if the problem persists.",
+];
+const PERSONAL_LINES = [
+  "Please send me the slides before the meeting.",
+  "Can you forward the invite to Maria?",
+  "Don't tell anyone about the surprise party yet!",
+  "You must try the new ramen place near the office.",
+  "I asked the assistant at the front desk and she said the room is booked.",
+  "Send the photos to my email when you get a chance.",
+  "Important: the train leaves at 7:40, so we need to be there early.",
+  "Let me know if you need anything from me.",
+];
+
 function pick<T>(items: readonly T[], random: Random): T {
   return items[Math.floor(random() * items.length)] as T;
 }
@@ -165,6 +201,19 @@ function rows(random: Random): Record<string, unknown>[] {
 }
 
 const GENERATORS: Readonly<Record<string, (random: Random) => string>> = {
+  "help-page": (random) => {
+    const topic = pick(HELP_TOPICS, random);
+    const lines = Array.from({ length: 3 + int(6, random) }, () =>
+      pick(HELP_LINES, random).replace("{topic}", topic),
+    );
+    return `## Troubleshooting ${topic}\n\n${lines.map((line) => (random() < 0.5 ? `- ${line}` : line)).join("\n")}`;
+  },
+  "personal-email": (random) => {
+    const from = person(random);
+    const to = person(random);
+    const lines = Array.from({ length: 2 + int(4, random) }, () => pick(PERSONAL_LINES, random));
+    return `From: ${from.email}\nTo: ${to.email}\nSubject: ${pick(SUBJECTS, random)}\n\nHi ${to.name.split(" ")[0]},\n\n${lines.join(" ")}\n\n${from.name.split(" ")[0]}`;
+  },
   json: (random) =>
     JSON.stringify(
       { results: rows(random), page: 1 + int(5, random), has_more: random() < 0.5 },

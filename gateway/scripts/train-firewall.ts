@@ -18,6 +18,13 @@ import { type Counts, countsBySubset, formatCountsTable } from "./firewall-metri
 import { REPORT_AGGREGATES } from "./firewall-report.ts";
 import { scoreAll, trainModel } from "./firewall-training.ts";
 
+/**
+ * Generic injections planted into training rows of the committed clean corpora (planted-injections.ts).
+ * Measured leave-one-family-out: held-out recall 0.37 -> 0.41, AgentDojo held out 0.52 -> 0.76, held-out
+ * clean false positives 0% -> 1.0%; dev recall 0.893 -> 0.869.
+ */
+const TRAINING_OPTIONS = { plantedInjections: 250 } as const;
+
 const MODEL_PATH = new URL("../src/firewall/model/injection-classifier.json", import.meta.url);
 
 function main(): void {
@@ -30,6 +37,7 @@ function main(): void {
     train.filter((row) => !isHeldOutSubset(row.subset)),
     dev.filter((row) => !isHeldOutSubset(row.subset)),
     SPLIT_SEED,
+    TRAINING_OPTIONS,
   );
   const heldOutScored = scoreAll(
     generalisation,
@@ -46,7 +54,7 @@ function main(): void {
     );
   }
 
-  const model = trainModel(train, dev, SPLIT_SEED);
+  const model = trainModel(train, dev, SPLIT_SEED, TRAINING_OPTIONS);
   const devScored = scoreAll(model, dev);
   for (const direction of ["request", "response"] as const) {
     const head = model.heads[direction];
