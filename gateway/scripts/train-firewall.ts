@@ -2,7 +2,10 @@
 // Run: `npm run train:firewall` (data folder: SVC_INJECTION_DATA, default ../shared/data/injection next to
 // the repository root). Deterministic: a seeded PRNG orders the examples, so every run writes the same bytes.
 //
-// Training itself (features, windows, multiple-instance SGD, calibration): firewall-training.ts.
+// Training itself (features, windows, multiple-instance SGD, calibration): firewall-training.ts. The
+// response head also learns from the committed clean tool outputs (firewall-data/clean-outputs.jsonl) and
+// from generic injections planted into some of them (TRAINING_OPTIONS). Leave-one-family-out figures:
+// measure-firewall-generalisation.ts.
 //
 // Dev split (scripts/firewall-dataset.ts): 25% of each subset held out at random. The shipped model is
 // trained on the other 75% only, so the dev figures (printed here and by `npm run eval:firewall`) come
@@ -20,8 +23,9 @@ import { scoreAll, trainModel } from "./firewall-training.ts";
 
 /**
  * Generic injections planted into training rows of the committed clean corpora (planted-injections.ts).
- * Measured leave-one-family-out: held-out recall 0.37 -> 0.41, AgentDojo held out 0.52 -> 0.76, held-out
- * clean false positives 0% -> 1.0%; dev recall 0.893 -> 0.869.
+ * Measured leave-one-family-out (measure-firewall-generalisation.ts), against the same training without
+ * them: held-out recall 0.36 -> 0.38 (AgentDojo 0.45 -> 0.66), recall at each family's own 3% false
+ * positives 0.57 -> 0.65, held-out clean false positives 0% -> 0.2%; dev recall 0.873 -> 0.867.
  */
 const TRAINING_OPTIONS = { plantedInjections: 250 } as const;
 
