@@ -218,7 +218,10 @@ function fitSlope(scored: readonly ScoredLogit[], threshold: number): number {
  *   be blocked); with the clean tool outputs added as well, held-out wildguard false positives rose to 15%;
  * - response head plus the injected prompts (weighted 0.3 to 1): hand-written generic injections scored
  *   higher and held-out recall rose (0.90 -> 0.95), but held-out clean false positives rose too
- *   (36% -> 51-55%) and dev recall fell (0.88 -> 0.84); with all prompts dev recall fell further.
+ *   (36% -> 51-55%) and dev recall fell (0.88 -> 0.84); with all prompts dev recall fell further;
+ * - response head plus the benign prompts as negatives (benignPromptsAsResponses, kept for the measurement
+ *   script): leave-one-family-out recall 0.60 -> 0.33 and dev recall 0.92 -> 0.82, since an injected task
+ *   and a benign prompt are the same kind of text; not used.
  */
 function isTrainingRowFor(
   direction: FirewallDirection,
