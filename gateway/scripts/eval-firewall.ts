@@ -6,7 +6,7 @@
 
 import { loadBuiltinDetector, loadBuiltinModel } from "../src/firewall/builtin-detector.ts";
 import type { Detection } from "../src/firewall/detector.ts";
-import { loadInjectionData, splitBySubset } from "./firewall-dataset.ts";
+import { loadTrainingData, splitBySubset } from "./firewall-dataset.ts";
 import { type Counts, countsBySubset, formatCountsTable, type ScoredText } from "./firewall-metrics.ts";
 import { REPORT_AGGREGATES } from "./firewall-report.ts";
 
@@ -18,7 +18,7 @@ function percentile(sorted: readonly number[], fraction: number): number {
 
 function main(): void {
   const detector = loadBuiltinDetector();
-  const { dev } = splitBySubset(loadInjectionData());
+  const { dev } = splitBySubset(loadTrainingData());
   const scored: ScoredText[] = dev.map((row) => ({
     row,
     score: (detector.score(row.text, row.direction) as Detection).score,

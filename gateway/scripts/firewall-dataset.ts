@@ -80,6 +80,36 @@ export function loadInjectionData(directory = injectionDataDirectory()): Labelle
   return rows;
 }
 
+/** The subsets of the committed clean corpora (build-clean-outputs.ts). */
+export const COMMITTED_CLEAN_SUBSETS: readonly string[] = ["ownrepo-clean", "synthetic-clean"];
+
+const CLEAN_OUTPUTS_FILE = new URL("./firewall-data/clean-outputs.jsonl", import.meta.url);
+
+/**
+ * The committed clean tool outputs (firewall-data/clean-outputs.jsonl, built once by
+ * build-clean-outputs.ts): excerpts of this repository's files and synthetic structured outputs, all
+ * negatives for the response head.
+ */
+export function loadCleanOutputs(): LabelledText[] {
+  return readFileSync(CLEAN_OUTPUTS_FILE, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line, index) => {
+      const { text, subset, source } = JSON.parse(line) as Partial<Record<string, unknown>>;
+      if (typeof text !== "string" || typeof subset !== "string" || typeof source !== "string") {
+        throw new Error(
+          `${CLEAN_OUTPUTS_FILE.pathname}:${index + 1}: expected text, subset and source (strings)`,
+        );
+      }
+      return { text, label: 0, source, subset, direction: "response" } as const;
+    });
+}
+
+/** Everything the classifier learns from: the injection data plus the committed clean tool outputs. */
+export function loadTrainingData(directory = injectionDataDirectory()): LabelledText[] {
+  return [...loadInjectionData(directory), ...loadCleanOutputs()];
+}
+
 /** mulberry32: a small seeded PRNG so the split and the training order are the same on every run. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;

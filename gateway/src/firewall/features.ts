@@ -40,6 +40,10 @@ const FROM = 32768;
 const NOW = 65536;
 const STRICTLY = 131072;
 const ADHERE = 262144;
+const TASK_VERB = 1 << 19;
+const QUESTION = 1 << 20;
+const YOUR = 1 << 21;
+const ANSWER_NOUN = 1 << 22;
 
 const WORD_CLASSES: Readonly<Record<number, readonly string[]>> = {
   [AI]: ["assistant", "chatbot", "chatgpt", "gpt", "llm", "claude", "gemini", "copilot", "bard"],
@@ -86,6 +90,36 @@ const WORD_CLASSES: Readonly<Record<number, readonly string[]>> = {
   [NOW]: ["now"],
   [STRICTLY]: ["strictly"],
   [ADHERE]: ["adhere", "follow"],
+  [TASK_VERB]: [
+    "write",
+    "describe",
+    "provide",
+    "explain",
+    "summarize",
+    "summarise",
+    "translate",
+    "compose",
+    "generate",
+    "create",
+    "list",
+    "give",
+    "name",
+    "recommend",
+    "suggest",
+    "draft",
+    "answer",
+    "merge",
+    "incorporate",
+    "include",
+    "insert",
+    "append",
+    "add",
+    "use",
+    "utilize",
+  ],
+  [QUESTION]: ["what", "how", "why", "who", "which", "where", "when", "can", "could"],
+  [YOUR]: ["your"],
+  [ANSWER_NOUN]: ["answer", "answers", "response", "responses", "reply", "solution", "output", "code"],
 };
 
 /**
@@ -101,7 +135,12 @@ const WORD_CLASSES: Readonly<Record<number, readonly string[]>> = {
  * - secrecy: not/never/don't followed within 2 words by tell/inform/mention/reveal, or "without telling";
  * - role-tag: system/sys/inst/im/user/assistant right after <, [, #, | or ( (chat-template and
  *   "###(system_message)" markers);
- * - task-hijack: "from now", "strictly adhere/follow".
+ * - task-hijack: "from now", "strictly adhere/follow";
+ * - task-sentence: a sentence or line that opens with a task verb (write, describe, provide, merge, ...):
+ *   a request to the reader, which data rarely starts a sentence with;
+ * - question-sentence: a sentence or line that opens with what/how/why/... (a question put to the reader);
+ * - your-answer: "your" followed by answer/response/reply/solution/output/code (text that speaks about
+ *   what the reading model will produce).
  */
 export const CUE_NAMES = [
   "assistant-addressed",
@@ -114,6 +153,9 @@ export const CUE_NAMES = [
   "secrecy",
   "role-tag",
   "task-hijack",
+  "task-sentence",
+  "question-sentence",
+  "your-answer",
 ] as const;
 
 export interface FeatureEvents {
@@ -124,11 +166,14 @@ export interface FeatureEvents {
   readonly count: number;
   /** Number of blocks of the text (at least 1). */
   readonly blockCount: number;
+  /** Number of cue events (CUE_NAMES) found, each counted once. */
+  readonly cueCount: number;
 }
 
 let buckets = new Int32Array(8192);
 let blocks = new Int32Array(8192);
 let count = 0;
+let cueCount = 0;
 
 const FNV_PRIME = 0x01000193;
 const CHAR_SEED = 0x811c9dc5;
@@ -201,6 +246,7 @@ function wordClasses(key: number): number {
 }
 
 function pushCue(cue: number, shift: number, block: number): void {
+  cueCount++;
   const bucket = (CUE_HASHES[cue] as number) >>> shift;
   for (let r = 0; r < CUE_REPEAT; r++) push(bucket, block);
 }
@@ -212,7 +258,7 @@ export function extractFeatures(text: string, bits: number): FeatureEvents {
   sinkWeights = null;
   count = 0;
   scan(text, 32 - bits);
-  return { buckets, blocks, count, blockCount: blockCountOf(text) };
+  return { buckets, blocks, count, blockCount: blockCountOf(text), cueCount };
 }
 
 export interface BlockWeightSums {
@@ -220,6 +266,8 @@ export interface BlockWeightSums {
   readonly sums: Int32Array;
   readonly counts: Int32Array;
   readonly blockCount: number;
+  /** Number of cue events (CUE_NAMES) found, each counted once. */
+  readonly cueCount: number;
 }
 
 function blockCountOf(text: string): number {
@@ -244,10 +292,11 @@ export function blockWeightSums(text: string, bits: number, weights: Int8Array):
   } finally {
     sinkWeights = null;
   }
-  return { sums: blockSums, counts: blockCounts, blockCount };
+  return { sums: blockSums, counts: blockCounts, blockCount, cueCount };
 }
 
 function scan(text: string, shift: number): void {
+  cueCount = 0;
   const length = text.length;
   let c1 = 32;
   let c2 = 32;
@@ -267,9 +316,13 @@ function scan(text: string, shift: number): void {
   let lastNegation = FAR_AWAY;
   let lastRoleMarker = FAR_AWAY;
   let wordStartsAfterMarker = false;
+  // A sentence or line starts at the text's start and after . ! ? or a line break.
+  let atSentenceStart = true;
+  let wordStartsSentence = false;
   let exclamations = 0;
   for (let i = 0; i <= length; i++) {
     let code = i < length ? text.charCodeAt(i) : 32;
+    if (code === 10) atSentenceStart = true;
     if (code >= 65 && code <= 90) code += 32;
     else if (code >= 48 && code <= 57) code = 48;
     else if (
@@ -294,6 +347,8 @@ function scan(text: string, shift: number): void {
         wordHash = WORD_SEED;
         wordBlock = block;
         wordStartsAfterMarker = i - lastRoleMarker <= 2;
+        wordStartsSentence = atSentenceStart;
+        atSentenceStart = false;
       }
       wordHash = Math.imul(wordHash ^ code, FNV_PRIME);
     } else {
@@ -320,6 +375,9 @@ function scan(text: string, shift: number): void {
           if (classes & ROLE && wordStartsAfterMarker) pushCue(8, shift, wordBlock);
           if ((classes & NOW && previousClasses & FROM) || (classes & ADHERE && previousClasses & STRICTLY))
             pushCue(9, shift, wordBlock);
+          if (classes & TASK_VERB && wordStartsSentence) pushCue(10, shift, wordBlock);
+          if (classes & QUESTION && wordStartsSentence) pushCue(11, shift, wordBlock);
+          if (classes & ANSWER_NOUN && previousClasses & YOUR) pushCue(12, shift, wordBlock);
           if (classes & OVERRIDE_VERB) lastOverride = wordIndex;
           if (classes & EXFIL_VERB) lastExfil = wordIndex;
           if (classes & NEGATION) lastNegation = wordIndex;
@@ -330,6 +388,8 @@ function scan(text: string, shift: number): void {
         if (code === 64 && wordIndex - 1 - lastExfil <= 25) pushCue(4, shift, block);
       }
       if (code === 60 || code === 91 || code === 35 || code === 124 || code === 40) lastRoleMarker = i;
+      if (code === 46 || code === 33 || code === 63) atSentenceStart = true;
+      else if (code !== 32 && code !== 45 && code !== 42) atSentenceStart = false;
       if (code === 33) {
         if (++exclamations === 3) pushCue(1, shift, block);
       } else exclamations = 0;
