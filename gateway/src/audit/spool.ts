@@ -1,0 +1,325 @@
+// The on-disk backlog of one exporter sink, so events survive a restart (or SIGKILL) while the exporter is down.
+//
+// Layout: one directory per sink, holding append-only segment files `<12-digit number>.jsonl` (one chained event per
+// line) and `cursor.json`, the position of the first event the sink has not yet accepted. Every event for the sink is
+// appended here first (write-ahead) by the background flush, never by the request path; the sink's queue reads
+// batches from the cursor and moves the cursor past a batch only after the sink accepted all of it, so delivery is at
+// least once: a crash between the sink accepting and the cursor being saved redelivers that batch (receivers
+// deduplicate on the event's `hash`).
+//
+// Durability (fsync policy): each batch is one write() to the segment, so once it returns the events survive the
+// process being killed (they are in the kernel); the segment is fdatasync'ed at most once a second while writes come
+// in, and on close. A machine crash can lose up to the last second of appends; a torn last line is cut off on open.
+//
+// Bound: the bytes not yet accepted by the sink (plus appends in progress) never exceed `maxBytes`; an append that would
+// go past it is refused whole and the caller counts its events as dropped. The disk can hold up to one more segment of
+// already-delivered events, until the cursor leaves that segment and it is deleted.
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import { join } from "node:path";
+import type { ChainedAuditEvent } from "./audit-event.ts";
+import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
+
+export interface SpoolOptions {
+  /** This sink's own directory (created 0700 if missing). */
+  dir: string;
+  maxBytes: number;
+  /** A new segment is started past this size; default min(16 MiB, maxBytes / 4). */
+  segmentBytes?: number;
+  /** Told about a failed write or fsync (the events of a failed append count as dropped). */
+  onError?: (error: unknown) => void;
+}
+
+interface Position {
+  segment: number;
+  offset: number;
+}
+
+/** A batch read from the cursor; `ack` it once the sink accepted every event of it. */
+export interface SpoolBatch extends BacklogBatch {
+  end: Position;
+  bytes: number;
+}
+
+const SEGMENT = /^(\d{12})\.jsonl$/;
+const segmentName = (segment: number): string => `${String(segment).padStart(12, "0")}.jsonl`;
+/** Most bytes read from a segment at once; a single longer line is read whole by growing the buffer. */
+const READ_CHUNK = 1 << 20;
+const FSYNC_EVERY_MS = 1000;
+
+/** One serialisation per batch even when several spooled sinks take it. */
+const linesOf = new WeakMap<readonly ChainedAuditEvent[], Buffer>();
+function encode(events: readonly ChainedAuditEvent[]): Buffer {
+  let buffer = linesOf.get(events);
+  if (buffer === undefined) {
+    buffer = Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+    linesOf.set(events, buffer);
+  }
+  return buffer;
+}
+
+export class Spool implements Backlog<SpoolBatch> {
+  onWritten: (() => void) | undefined;
+  readonly dir: string;
+  readonly #maxBytes: number;
+  readonly #segmentBytes: number;
+  readonly #options: SpoolOptions;
+  /** Size of every segment on disk, written bytes only. */
+  readonly #sizes = new Map<number, number>();
+  #cursor: Position = { segment: 0, offset: 0 };
+  #writeSegment = 0;
+  #writer: FileHandle | undefined;
+  #reader: { segment: number; handle: FileHandle } | undefined;
+  #writing: Promise<void>;
+  #dirty = false;
+  #fsyncTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Undelivered events and bytes on disk, and bytes of appends not yet written. */
+  #events = 0;
+  #bytes = 0;
+  #pendingEvents = 0;
+  #pendingBytes = 0;
+
+  /** `after`: a previous user of the same directory (a sink being replaced) that must let go first. */
+  constructor(options: SpoolOptions, after: Promise<unknown> = Promise.resolve()) {
+    this.dir = options.dir;
+    this.#options = options;
+    this.#maxBytes = options.maxBytes;
+    this.#segmentBytes =
+      options.segmentBytes ?? Math.max(1, Math.min(16 << 20, Math.floor(options.maxBytes / 4)));
+    this.#writing = after.catch(() => {}).then(() => this.#open());
+  }
+
+  /** Resolves once the spool on disk has been read (backlog counted); rejects when the directory is unusable. */
+  ready(): Promise<void> {
+    return this.#writing;
+  }
+
+  /** Undelivered events, appends in progress included. */
+  get events(): number {
+    return this.#events + this.#pendingEvents;
+  }
+
+  get bytes(): number {
+    return this.#bytes + this.#pendingBytes;
+  }
+
+  /** Events appended but not yet readable: the queue waits for them rather than for new ones. */
+  get pendingEvents(): number {
+    return this.#pendingEvents;
+  }
+
+  /** Queues the batch for appending; false (nothing queued) when it would take the spool past its byte cap. */
+  append(events: readonly ChainedAuditEvent[]): boolean {
+    if (this.#closed || events.length === 0) return events.length === 0;
+    const buffer = encode(events);
+    if (this.#bytes + this.#pendingBytes + buffer.length > this.#maxBytes) return false;
+    this.#pendingEvents += events.length;
+    this.#pendingBytes += buffer.length;
+    this.#writing = this.#writing.then(async () => {
+      try {
+        await this.#write(buffer);
+        this.#events += events.length;
+        this.#bytes += buffer.length;
+      } catch (error) {
+        this.#options.onError?.(error);
+      } finally {
+        this.#pendingEvents -= events.length;
+        this.#pendingBytes -= buffer.length;
+        this.onWritten?.();
+      }
+    });
+    return true;
+  }
+
+  /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
+  async read(max: number): Promise<SpoolBatch> {
+    let position = { ...this.#cursor };
+    for (;;) {
+      const size = this.#sizes.get(position.segment);
+      if (size !== undefined && position.offset < size) {
+        const { events, bytes, lines } = await this.#readLines(position, size, max);
+        if (lines > 0) return { events, end: { ...position, offset: position.offset + bytes }, bytes, lines };
+      }
+      // Nothing (complete) left in this segment: move on only when it is finished, i.e. not the one being written.
+      const next = [...this.#sizes.keys()].filter((s) => s > position.segment).sort((a, b) => a - b)[0];
+      if (position.segment >= this.#writeSegment || next === undefined) {
+        return { events: [], end: this.#cursor, bytes: 0, lines: 0 };
+      }
+      position = { segment: next, offset: 0 };
+    }
+  }
+
+  /** The sink accepted the batch: the cursor moves past it (saved to disk) and finished segments are deleted. */
+  async ack(batch: SpoolBatch): Promise<void> {
+    if (batch.lines === 0) return;
+    const previous = this.#cursor.segment;
+    this.#cursor = batch.end;
+    this.#events -= batch.lines;
+    this.#bytes -= batch.bytes;
+    const temporary = join(this.dir, "cursor.json.tmp");
+    await writeFile(temporary, JSON.stringify(this.#cursor), { mode: 0o600 });
+    await rename(temporary, join(this.dir, "cursor.json"));
+    if (batch.end.segment !== previous) await this.#deleteBefore(batch.end.segment);
+  }
+
+  /** Waits for appends in progress, syncs and closes the files; what is undelivered stays for the next start. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#writing.catch(() => {});
+    clearTimeout(this.#fsyncTimer);
+    if (this.#writer !== undefined) {
+      if (this.#dirty)
+        await this.#writer.datasync().catch((error: unknown) => this.#options.onError?.(error));
+      await this.#writer.close().catch(() => {});
+      this.#writer = undefined;
+    }
+    await this.#reader?.handle.close().catch(() => {});
+    this.#reader = undefined;
+  }
+
+  async #open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const segments = (await readdir(this.dir))
+      .map((name) => SEGMENT.exec(name)?.[1])
+      .filter((match): match is string => match !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+    const saved = await readFile(join(this.dir, "cursor.json"), "utf8").then(
+      (text) => JSON.parse(text) as Position,
+      () => undefined,
+    );
+    this.#cursor =
+      saved !== undefined && Number.isInteger(saved.segment) && Number.isInteger(saved.offset)
+        ? saved
+        : { segment: segments[0] ?? 1, offset: 0 };
+    for (const segment of segments) {
+      if (segment < this.#cursor.segment) {
+        await rm(join(this.dir, segmentName(segment)), { force: true });
+        continue;
+      }
+      const path = join(this.dir, segmentName(segment));
+      let content = await readFile(path);
+      // A write torn by a machine crash leaves a line without its newline: cut it off, it was never complete.
+      const end = content.lastIndexOf(10) + 1;
+      if (end < content.length) {
+        const handle = await open(path, "r+");
+        await handle.truncate(end);
+        await handle.close();
+        content = content.subarray(0, end);
+      }
+      this.#sizes.set(segment, content.length);
+      const from = segment === this.#cursor.segment ? Math.min(this.#cursor.offset, content.length) : 0;
+      for (let i = from; i < content.length; i++) if (content[i] === 10) this.#events += 1;
+      this.#bytes += content.length - from;
+    }
+    if (!this.#sizes.has(this.#cursor.segment) && segments.length > 0) {
+      // The cursor's segment is gone (deleted by hand): start at the first one that is left.
+      const first = segments.find((s) => s > this.#cursor.segment);
+      if (first !== undefined) this.#cursor = { segment: first, offset: 0 };
+    }
+    // Appends go to a fresh segment, so files from before a crash are only ever read.
+    await this.#startSegment(Math.max(this.#cursor.segment, segments.at(-1) ?? 0) + 1);
+  }
+
+  async #startSegment(segment: number): Promise<void> {
+    if (this.#writer !== undefined) {
+      if (this.#dirty) await this.#writer.datasync();
+      await this.#writer.close();
+      this.#dirty = false;
+    }
+    this.#writer = await open(join(this.dir, segmentName(segment)), "a", 0o600);
+    this.#writeSegment = segment;
+    this.#sizes.set(segment, (await stat(join(this.dir, segmentName(segment)))).size);
+  }
+
+  async #write(buffer: Buffer): Promise<void> {
+    if ((this.#sizes.get(this.#writeSegment) ?? 0) >= this.#segmentBytes) {
+      await this.#startSegment(this.#writeSegment + 1);
+    }
+    const writer = this.#writer as FileHandle;
+    let written = 0;
+    while (written < buffer.length) {
+      const { bytesWritten } = await writer.write(buffer, written, buffer.length - written);
+      written += bytesWritten;
+    }
+    this.#sizes.set(this.#writeSegment, (this.#sizes.get(this.#writeSegment) ?? 0) + buffer.length);
+    this.#dirty = true;
+    this.#fsyncTimer ??= setTimeout(() => {
+      this.#fsyncTimer = undefined;
+      this.#writing = this.#writing.then(async () => {
+        if (!this.#dirty || this.#writer === undefined) return;
+        this.#dirty = false;
+        await this.#writer.datasync().catch((error: unknown) => this.#options.onError?.(error));
+      });
+    }, FSYNC_EVERY_MS).unref();
+  }
+
+  async #readLines(
+    position: Position,
+    size: number,
+    max: number,
+  ): Promise<{ events: ChainedAuditEvent[]; bytes: number; lines: number }> {
+    if (this.#reader?.segment !== position.segment) {
+      await this.#reader?.handle.close().catch(() => {});
+      this.#reader = {
+        segment: position.segment,
+        handle: await open(join(this.dir, segmentName(position.segment)), "r"),
+      };
+    }
+    const available = size - position.offset;
+    let length = Math.min(READ_CHUNK, available);
+    for (;;) {
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await this.#reader.handle.read(buffer, 0, length, position.offset);
+      const chunk = buffer.subarray(0, bytesRead);
+      const events: ChainedAuditEvent[] = [];
+      let start = 0;
+      let lines = 0;
+      while (lines < max) {
+        const newline = chunk.indexOf(10, start);
+        if (newline === -1) break;
+        const line = chunk.toString("utf8", start, newline);
+        start = newline + 1;
+        lines += 1;
+        // A line that does not parse cannot be delivered by any retry: skipped, so it cannot block the sink forever.
+        try {
+          events.push(JSON.parse(line) as ChainedAuditEvent);
+        } catch (error) {
+          this.#options.onError?.(new Error(`unreadable line skipped in ${this.dir}`, { cause: error }));
+        }
+      }
+      if (start > 0 || length >= available) return { events, bytes: start, lines };
+      length = Math.min(length * 2, available);
+    }
+  }
+
+  async #deleteBefore(segment: number): Promise<void> {
+    for (const known of [...this.#sizes.keys()]) {
+      if (known >= segment) continue;
+      this.#sizes.delete(known);
+      if (this.#reader?.segment === known) {
+        await this.#reader.handle.close().catch(() => {});
+        this.#reader = undefined;
+      }
+      await rm(join(this.dir, segmentName(known)), { force: true });
+    }
+  }
+}
+
+/** A sink's directory name: its name with anything but letters, digits, `_`, `.` and `-` percent-encoded. */
+export function spoolDirName(sinkName: string): string {
+  return sinkName.replace(
+    /[^A-Za-z0-9_.-]/g,
+    (c) => `%${c.codePointAt(0)?.toString(16).toUpperCase().padStart(2, "0")}`,
+  );
+}
