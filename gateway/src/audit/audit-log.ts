@@ -46,6 +46,8 @@ export interface AuditLogOptions {
   failingLimitMs?: number;
   /** A sink this many events behind is DEGRADED even while its attempts succeed. Default 10 000. */
   behindEvents?: number;
+  /** How long a removed sink may go on delivering before it is closed. Default 5 s. */
+  removalFlushMs?: number;
   /** Clock for health (how long a sink has been failing), lingering and drain deadlines. */
   now?: () => number;
 }
@@ -115,8 +117,7 @@ export class AuditLog {
   /**
    * Makes these the sinks (on start and on every config reload), matched by name: a new name gets a queue (replaying
    * its spool first), a known name with another sink object gets that sink for its next attempt and keeps its backlog
-   * (an edited exporter), a name no longer there is closed (see `removeGraceMs` in close()): it gets up to 5 s to
-   * deliver, and what is left stays in its spool until an exporter of that type and name is configured again.
+   * (an edited exporter), a name no longer there is closed: it gets `removalFlushMs` (5 s) to deliver, and what is left stays in its spool until an exporter of that type and name is configured again.
    */
   setSinks(sinks: readonly AuditSink[]): void {
     const wanted = new Map(sinks.map((sink) => [sink.name, sink]));
@@ -124,7 +125,7 @@ export class AuditLog {
       if (wanted.has(name)) continue;
       this.#sinkQueues.delete(name);
       const closing = (async () => {
-        await queue.flush(this.#now() + 5000);
+        await queue.flush(this.#now() + (this.#options.removalFlushMs ?? 5000));
         await queue.close(1000);
       })().finally(() => {
         if (this.#closing.get(name) === closing) this.#closing.delete(name);

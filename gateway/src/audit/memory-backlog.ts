@@ -1,6 +1,6 @@
 // The backlog of a local sink (stdout, the SVC_AUDIT_FILE file): in memory only, since the target is this machine's own
-// output and a spool on the same disk would add nothing. Bounded in events; past the bound an append is refused whole
-// and the caller counts its events as dropped.
+// output and a spool on the same disk would add nothing. Bounded in events; past the bound the caller counts the events
+// that did not fit as dropped.
 import type { ChainedAuditEvent } from "./audit-event.ts";
 
 export interface BacklogBatch {
@@ -18,7 +18,8 @@ export interface Backlog<Batch extends BacklogBatch = BacklogBatch> {
   /** Set by the queue: appended events have become readable. */
   onWritten: (() => void) | undefined;
   ready(): Promise<void>;
-  append(events: readonly ChainedAuditEvent[]): boolean;
+  /** Takes as many events as fit, from the start of the batch; returns how many. */
+  append(events: readonly ChainedAuditEvent[]): number;
   read(max: number): Promise<Batch>;
   ack(batch: Batch): Promise<void>;
   close(): Promise<void>;
@@ -49,10 +50,10 @@ export class MemoryBacklog implements Backlog {
     return Promise.resolve();
   }
 
-  append(events: readonly ChainedAuditEvent[]): boolean {
-    if (this.#events.length + events.length > this.#capacity) return false;
-    for (const event of events) this.#events.push(event);
-    return true;
+  append(events: readonly ChainedAuditEvent[]): number {
+    const taken = Math.max(0, Math.min(events.length, this.#capacity - this.#events.length));
+    for (let i = 0; i < taken; i++) this.#events.push(events[i] as ChainedAuditEvent);
+    return taken;
   }
 
   async read(max: number): Promise<BacklogBatch> {

@@ -80,7 +80,8 @@ export class SinkQueue {
   /** Called from the background flush, never the request path; a refused append is counted, not awaited. */
   enqueue(events: readonly ChainedAuditEvent[]): void {
     if (this.#stopped) return;
-    if (this.#backlog.append(events)) {
+    const taken = this.#backlog.append(events);
+    if (taken > 0) {
       if (this.#droppedInStreak > 0) {
         const count = this.#droppedInStreak;
         this.#droppedInStreak = 0;
@@ -88,10 +89,12 @@ export class SinkQueue {
       }
       this.#waitingSince ??= this.#options.now();
       this.#notify();
-    } else {
-      this.#dropped += events.length;
-      this.#droppedInStreak += events.length;
-      this.#options.onDropped(this.name, events.length, this.#droppedInStreak === events.length);
+    }
+    const lost = events.length - taken;
+    if (lost > 0) {
+      this.#dropped += lost;
+      this.#droppedInStreak += lost;
+      this.#options.onDropped(this.name, lost, this.#droppedInStreak === lost);
     }
   }
 
@@ -127,6 +130,8 @@ export class SinkQueue {
   async flush(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
     this.#hurry = true;
     this.#notify();
+    // Until the spool on disk has been read, its backlog is not known: empty would be a lie.
+    await this.#backlog.ready().catch(() => {});
     try {
       while (!this.empty && !this.#stopped) {
         const left = deadline - this.#options.now();

@@ -12,7 +12,7 @@
 // in, and on close. A machine crash can lose up to the last second of appends; a torn last line is cut off on open.
 //
 // Bound: the bytes not yet accepted by the sink (plus appends in progress) never exceed `maxBytes`; an append that would
-// go past it is refused whole and the caller counts its events as dropped. The disk can hold up to one more segment of
+// go past it takes only the events that fit and the caller counts the rest as dropped. The disk can hold up to one more segment of
 // already-delivered events, until the cursor leaves that segment and it is deleted.
 import {
   type FileHandle,
@@ -118,27 +118,44 @@ export class Spool implements Backlog<SpoolBatch> {
     return this.#pendingEvents;
   }
 
-  /** Queues the batch for appending; false (nothing queued) when it would take the spool past its byte cap. */
-  append(events: readonly ChainedAuditEvent[]): boolean {
-    if (this.#closed || events.length === 0) return events.length === 0;
-    const buffer = encode(events);
-    if (this.#bytes + this.#pendingBytes + buffer.length > this.#maxBytes) return false;
-    this.#pendingEvents += events.length;
+  /**
+   * Queues the batch for appending, as much of it (from the start) as fits under the byte cap; returns how many events
+   * were taken. The rest is the caller's to count as dropped.
+   */
+  append(events: readonly ChainedAuditEvent[]): number {
+    if (this.#closed || events.length === 0) return 0;
+    const room = this.#maxBytes - this.#bytes - this.#pendingBytes;
+    let buffer = encode(events);
+    let taken = events.length;
+    if (buffer.length > room) {
+      taken = 0;
+      let size = 0;
+      for (const event of events) {
+        const length = Buffer.byteLength(`${JSON.stringify(event)}\n`);
+        if (size + length > room) break;
+        size += length;
+        taken += 1;
+      }
+      if (taken === 0) return 0;
+      buffer = buffer.subarray(0, size);
+    }
+    this.#pendingEvents += taken;
     this.#pendingBytes += buffer.length;
+    const written = buffer;
     this.#writing = this.#writing.then(async () => {
       try {
-        await this.#write(buffer);
-        this.#events += events.length;
-        this.#bytes += buffer.length;
+        await this.#write(written);
+        this.#events += taken;
+        this.#bytes += written.length;
       } catch (error) {
         this.#options.onError?.(error);
       } finally {
-        this.#pendingEvents -= events.length;
-        this.#pendingBytes -= buffer.length;
+        this.#pendingEvents -= taken;
+        this.#pendingBytes -= written.length;
         this.onWritten?.();
       }
     });
-    return true;
+    return taken;
   }
 
   /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
@@ -164,12 +181,21 @@ export class Spool implements Backlog<SpoolBatch> {
     if (batch.lines === 0) return;
     const previous = this.#cursor.segment;
     this.#cursor = batch.end;
+    // A finished segment read to its end is done with: the cursor moves to the next one so it can be deleted now.
+    while (
+      this.#cursor.segment < this.#writeSegment &&
+      this.#cursor.offset >= (this.#sizes.get(this.#cursor.segment) ?? 0)
+    ) {
+      const current = this.#cursor.segment;
+      const next = [...this.#sizes.keys()].filter((s) => s > current).sort((a, b) => a - b)[0];
+      this.#cursor = { segment: next ?? this.#writeSegment, offset: 0 };
+    }
     this.#events -= batch.lines;
     this.#bytes -= batch.bytes;
     const temporary = join(this.dir, "cursor.json.tmp");
     await writeFile(temporary, JSON.stringify(this.#cursor), { mode: 0o600 });
     await rename(temporary, join(this.dir, "cursor.json"));
-    if (batch.end.segment !== previous) await this.#deleteBefore(batch.end.segment);
+    if (this.#cursor.segment !== previous) await this.#deleteBefore(this.#cursor.segment);
   }
 
   /** Waits for appends in progress, syncs and closes the files; what is undelivered stays for the next start. */
