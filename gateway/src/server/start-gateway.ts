@@ -345,7 +345,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       forceNow();
       closing ??= (async () => {
         draining = true;
-        await shutdown(true, 5000);
+        await shutdown(true, 2000);
       })();
       return closing;
     },
