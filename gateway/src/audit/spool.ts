@@ -52,19 +52,37 @@ export interface SpoolBatch extends BacklogBatch {
 
 const SEGMENT = /^(\d{12})\.jsonl$/;
 const segmentName = (segment: number): string => `${String(segment).padStart(12, "0")}.jsonl`;
-/** Most bytes read from a segment at once; a single longer line is read whole by growing the buffer. */
-const READ_CHUNK = 1 << 20;
+/** Bytes read from a segment at once (a batch of 256 typical events is ~130 KB); a longer line grows the buffer. */
+const READ_CHUNK = 256 << 10;
 const FSYNC_EVERY_MS = 1000;
 
+/** Recently appended events kept in memory, so a sink that keeps up never reads (and parses) its spool back. */
+const RECENT_MAX = 20_000;
+
+interface Encoded {
+  buffer: Buffer;
+  /** Byte length of each event's line. */
+  lengths: number[];
+}
+
 /** One serialisation per batch even when several spooled sinks take it. */
-const linesOf = new WeakMap<readonly ChainedAuditEvent[], Buffer>();
-function encode(events: readonly ChainedAuditEvent[]): Buffer {
-  let buffer = linesOf.get(events);
-  if (buffer === undefined) {
-    buffer = Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join(""));
-    linesOf.set(events, buffer);
+const encodedBatches = new WeakMap<readonly ChainedAuditEvent[], Encoded>();
+function encode(events: readonly ChainedAuditEvent[]): Encoded {
+  let encoded = encodedBatches.get(events);
+  if (encoded === undefined) {
+    const lines = events.map((event) => `${JSON.stringify(event)}\n`);
+    encoded = { buffer: Buffer.from(lines.join("")), lengths: lines.map((line) => Buffer.byteLength(line)) };
+    encodedBatches.set(events, encoded);
   }
-  return buffer;
+  return encoded;
+}
+
+/** An appended event and where its line is. */
+interface RecentEvent {
+  event: ChainedAuditEvent;
+  segment: number;
+  start: number;
+  end: number;
 }
 
 export class Spool implements Backlog<SpoolBatch> {
@@ -88,6 +106,11 @@ export class Spool implements Backlog<SpoolBatch> {
   #bytes = 0;
   #pendingEvents = 0;
   #pendingBytes = 0;
+  /**
+   * The last appended events (at most RECENT_MAX), always running up to the end of what is written: when the cursor
+   * is at the first of them, read() serves them from here instead of the disk.
+   */
+  #recent: RecentEvent[] = [];
 
   /** `after`: a previous user of the same directory (a sink being replaced) that must let go first. */
   constructor(options: SpoolOptions, after: Promise<unknown> = Promise.resolve()) {
@@ -125,13 +148,13 @@ export class Spool implements Backlog<SpoolBatch> {
   append(events: readonly ChainedAuditEvent[]): number {
     if (this.#closed || events.length === 0) return 0;
     const room = this.#maxBytes - this.#bytes - this.#pendingBytes;
-    let buffer = encode(events);
+    const encoded = encode(events);
+    let buffer = encoded.buffer;
     let taken = events.length;
     if (buffer.length > room) {
       taken = 0;
       let size = 0;
-      for (const event of events) {
-        const length = Buffer.byteLength(`${JSON.stringify(event)}\n`);
+      for (const length of encoded.lengths) {
         if (size + length > room) break;
         size += length;
         taken += 1;
@@ -144,9 +167,21 @@ export class Spool implements Backlog<SpoolBatch> {
     const written = buffer;
     this.#writing = this.#writing.then(async () => {
       try {
-        await this.#write(written);
+        const at = await this.#write(written);
         this.#events += taken;
         this.#bytes += written.length;
+        let offset = at.offset;
+        for (let i = 0; i < taken; i++) {
+          const end = offset + (encoded.lengths[i] as number);
+          this.#recent.push({
+            event: events[i] as ChainedAuditEvent,
+            segment: at.segment,
+            start: offset,
+            end,
+          });
+          offset = end;
+        }
+        if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
       } catch (error) {
         this.#options.onError?.(error);
       } finally {
@@ -160,6 +195,23 @@ export class Spool implements Backlog<SpoolBatch> {
 
   /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
   async read(max: number): Promise<SpoolBatch> {
+    const first = this.#recent[0];
+    if (
+      first !== undefined &&
+      first.segment === this.#cursor.segment &&
+      first.start === this.#cursor.offset
+    ) {
+      let count = 0;
+      while (count < max && count < this.#recent.length && this.#recent[count]?.segment === first.segment)
+        count++;
+      const last = this.#recent[count - 1] as RecentEvent;
+      return {
+        events: this.#recent.slice(0, count).map((recent) => recent.event),
+        end: { segment: last.segment, offset: last.end },
+        bytes: last.end - first.start,
+        lines: count,
+      };
+    }
     let position = { ...this.#cursor };
     for (;;) {
       const size = this.#sizes.get(position.segment);
@@ -190,6 +242,15 @@ export class Spool implements Backlog<SpoolBatch> {
       const next = [...this.#sizes.keys()].filter((s) => s > current).sort((a, b) => a - b)[0];
       this.#cursor = { segment: next ?? this.#writeSegment, offset: 0 };
     }
+    let done = 0;
+    for (const recent of this.#recent) {
+      const behind =
+        recent.segment < this.#cursor.segment ||
+        (recent.segment === this.#cursor.segment && recent.start < this.#cursor.offset);
+      if (!behind) break;
+      done += 1;
+    }
+    if (done > 0) this.#recent.splice(0, done);
     this.#events -= batch.lines;
     this.#bytes -= batch.bytes;
     const temporary = join(this.dir, "cursor.json.tmp");
@@ -268,10 +329,12 @@ export class Spool implements Backlog<SpoolBatch> {
     this.#sizes.set(segment, (await stat(join(this.dir, segmentName(segment)))).size);
   }
 
-  async #write(buffer: Buffer): Promise<void> {
+  /** Appends to the current segment (starting a new one when it is full); returns where the bytes went. */
+  async #write(buffer: Buffer): Promise<Position> {
     if ((this.#sizes.get(this.#writeSegment) ?? 0) >= this.#segmentBytes) {
       await this.#startSegment(this.#writeSegment + 1);
     }
+    const at = { segment: this.#writeSegment, offset: this.#sizes.get(this.#writeSegment) ?? 0 };
     const writer = this.#writer as FileHandle;
     let written = 0;
     while (written < buffer.length) {
@@ -288,6 +351,7 @@ export class Spool implements Backlog<SpoolBatch> {
         await this.#writer.datasync().catch((error: unknown) => this.#options.onError?.(error));
       });
     }, FSYNC_EVERY_MS).unref();
+    return at;
   }
 
   async #readLines(
@@ -305,7 +369,7 @@ export class Spool implements Backlog<SpoolBatch> {
     const available = size - position.offset;
     let length = Math.min(READ_CHUNK, available);
     for (;;) {
-      const buffer = Buffer.alloc(length);
+      const buffer = Buffer.allocUnsafe(length);
       const { bytesRead } = await this.#reader.handle.read(buffer, 0, length, position.offset);
       const chunk = buffer.subarray(0, bytesRead);
       const events: ChainedAuditEvent[] = [];
