@@ -11,7 +11,8 @@ import { type AuditSink, SinkWriteError } from "./sink.ts";
 
 /**
  * ok: delivering. retrying: the last attempt failed. behind: the backlog is past `behindEvents`. failing: every attempt
- * has failed for `failingLimitMs` or more. spool_full: new events are being dropped because the backlog is at its cap.
+ * has failed for `failingLimitMs` or more. spool_full: new events are being dropped, because the backlog is at its cap
+ * or the spool directory cannot be used.
  */
 export type SinkState = "ok" | "retrying" | "behind" | "failing" | "spool_full";
 
@@ -60,6 +61,8 @@ export class SinkQueue {
   #waitingSince: number | undefined;
   #hurry = false;
   #stopped = false;
+  /** The backlog could not be opened (an unusable spool directory): events for this sink are dropped, and said so. */
+  #broken = false;
   /** Resolved (and replaced) whenever something the loop or a waiter may care about changed. */
   #changed!: Promise<void>;
   #signal!: () => void;
@@ -80,7 +83,7 @@ export class SinkQueue {
   /** Called from the background flush, never the request path; a refused append is counted, not awaited. */
   enqueue(events: readonly ChainedAuditEvent[]): void {
     if (this.#stopped) return;
-    const taken = this.#backlog.append(events);
+    const taken = this.#broken ? 0 : this.#backlog.append(events);
     if (taken > 0) {
       if (this.#droppedInStreak > 0) {
         const count = this.#droppedInStreak;
@@ -120,7 +123,7 @@ export class SinkQueue {
 
   /** True when nothing is waiting: every event enqueued so far was delivered (or dead-lettered). */
   get empty(): boolean {
-    return this.#backlog.events === 0;
+    return this.#broken || this.#backlog.events === 0;
   }
 
   /**
@@ -192,7 +195,16 @@ export class SinkQueue {
     try {
       await this.#backlog.ready();
     } catch (error) {
+      this.#broken = true;
+      this.#failingSince = Number.NEGATIVE_INFINITY;
       this.#options.onError(this.name, error);
+      // What was handed over before the failure showed can no longer be written anywhere: lost, and counted as such.
+      const lost = this.#backlog.events;
+      if (lost > 0) {
+        this.#dropped += lost;
+        this.#droppedInStreak += lost;
+        this.#options.onDropped(this.name, lost, true);
+      }
       return;
     }
     this.#notify();

@@ -97,6 +97,8 @@ export class Spool implements Backlog<SpoolBatch> {
   #writeSegment = 0;
   #writer: FileHandle | undefined;
   #reader: { segment: number; handle: FileHandle } | undefined;
+  readonly #opened: Promise<void>;
+  #openError: unknown;
   #writing: Promise<void>;
   #dirty = false;
   #fsyncTimer: NodeJS.Timeout | undefined;
@@ -119,12 +121,24 @@ export class Spool implements Backlog<SpoolBatch> {
     this.#maxBytes = options.maxBytes;
     this.#segmentBytes =
       options.segmentBytes ?? Math.max(1, Math.min(16 << 20, Math.floor(options.maxBytes / 4)));
-    this.#writing = after.catch(() => {}).then(() => this.#open());
+    this.#opened = after
+      .catch(() => {})
+      .then(() => this.#open())
+      .catch((error: unknown) => {
+        throw new Error(
+          `audit spool directory '${this.dir}' cannot be used (SVC_AUDIT_SPOOL_DIR): ${(error as Error).message}`,
+          { cause: error },
+        );
+      });
+    // Appends wait for the opening; after a failed one they are skipped (the queue counts their events as lost).
+    this.#writing = this.#opened.catch((error: unknown) => {
+      this.#openError = error;
+    });
   }
 
   /** Resolves once the spool on disk has been read (backlog counted); rejects when the directory is unusable. */
   ready(): Promise<void> {
-    return this.#writing;
+    return this.#opened;
   }
 
   /** Undelivered events, appends in progress included. */
@@ -167,6 +181,7 @@ export class Spool implements Backlog<SpoolBatch> {
     const written = buffer;
     this.#writing = this.#writing.then(async () => {
       try {
+        if (this.#openError !== undefined) return;
         const at = await this.#write(written);
         this.#events += taken;
         this.#bytes += written.length;

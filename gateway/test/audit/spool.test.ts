@@ -2,7 +2,7 @@
 // bounded by its byte cap (drops counted, recorded and reported), and only cut after the sink accepted a batch.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { appendFile, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -131,6 +131,31 @@ describe("spool", () => {
     expect(log.sinkStatus().find((sink) => sink.name === "search_index:full")?.state).toBe("ok");
     // What the full sink got plus what it lost is everything recorded.
     expect(full.received.length + droppedTotal).toBe(other.received.length);
+  });
+
+  test("an unusable spool directory: the error names it, its events are counted as dropped, health says so", async () => {
+    const dir = await spoolDir();
+    await writeFile(join(dir, "search_index%3Aes"), "a file where the sink's directory should be");
+    const errors: unknown[] = [];
+    const dropped: number[] = [];
+    const sink = new TestSink("search_index:es");
+    const log = auditLog({
+      sinks: [sink],
+      spool: { dir, maxBytes: 1 << 20 },
+      onSinkError: (error) => errors.push(error),
+      onDropped: (_sink, count) => dropped.push(count),
+    });
+    record(log, 3);
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    expect(String(errors[0])).toMatch(
+      /audit spool directory '.*search_index%3Aes' cannot be used \(SVC_AUDIT_SPOOL_DIR\)/,
+    );
+    record(log, 2);
+    await log.drain();
+    // 3 + the events_dropped notice about them + 2.
+    expect(log.sinkStatus()[0]).toMatchObject({ state: "spool_full", dropped: 6 });
+    expect(dropped.reduce((sum, count) => sum + count, 0)).toBe(6);
+    expect(sink.received).toEqual([]);
   });
 
   test("survives SIGKILL of a real process: every complete line on disk is replayed, in chain order", async () => {
