@@ -59,7 +59,8 @@ export class SinkQueue {
   #deadLettered = 0;
   #failingSince: number | undefined;
   #waitingSince: number | undefined;
-  #hurry = false;
+  /** flush() calls waiting: while any is, partial batches go out without lingering. */
+  #hurry = 0;
   #stopped = false;
   /** The backlog could not be opened (an unusable spool directory): events for this sink are dropped, and said so. */
   #broken = false;
@@ -131,7 +132,7 @@ export class SinkQueue {
    * (false). Waits on the queue's own progress, not on a timer, except for the deadline itself.
    */
   async flush(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
-    this.#hurry = true;
+    this.#hurry += 1;
     this.#notify();
     // Until the spool on disk has been read, its backlog is not known: empty would be a lie.
     await this.#backlog.ready().catch(() => {});
@@ -145,7 +146,7 @@ export class SinkQueue {
       }
       return this.empty;
     } finally {
-      this.#hurry = false;
+      this.#hurry -= 1;
     }
   }
 
@@ -215,7 +216,7 @@ export class SinkQueue {
         await changed;
         continue;
       }
-      if (!this.#hurry && this.#options.lingerMs > 0 && this.#backlog.events < this.#options.batchSize) {
+      if (this.#hurry === 0 && this.#options.lingerMs > 0 && this.#backlog.events < this.#options.batchSize) {
         this.#waitingSince ??= this.#options.now();
         const left = this.#options.lingerMs - (this.#options.now() - this.#waitingSince);
         if (left > 0) {

@@ -3,7 +3,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, test, vi } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { verifyChain } from "../../src/audit/verify-chain.ts";
 import {
@@ -14,6 +14,7 @@ import {
   retryAfter,
   seqs,
   TestSink,
+  waitFor,
 } from "./support/test-sink.ts";
 
 const logs: AuditLog[] = [];
@@ -41,11 +42,11 @@ describe("one queue per sink", () => {
     const healthy = new TestSink("healthy");
     const log = auditLog({ sinks: [stuck, healthy], batchSize: 10 });
     recordMany(log, 25);
-    await vi.waitFor(() => expect(healthy.received).toHaveLength(25));
+    await waitFor(() => expect(healthy.received).toHaveLength(25));
     expect(seqs(healthy.received)).toEqual(range(0, 25));
     expect(stuck.received).toHaveLength(0);
     recordMany(log, 5);
-    await vi.waitFor(() => expect(healthy.received).toHaveLength(30));
+    await waitFor(() => expect(healthy.received).toHaveLength(30));
     stuck.release();
     await log.drain();
     expect(seqs(stuck.received)).toEqual(range(0, 30));
@@ -57,8 +58,8 @@ describe("one queue per sink", () => {
     const healthy = new TestSink("healthy");
     const log = auditLog({ sinks: [failing, healthy] });
     recordMany(log, 50);
-    await vi.waitFor(() => expect(healthy.received).toHaveLength(50));
-    await vi.waitFor(() => expect(failing.attempts.length).toBeGreaterThan(3));
+    await waitFor(() => expect(healthy.received).toHaveLength(50));
+    await waitFor(() => expect(failing.attempts.length).toBeGreaterThan(3));
     failing.up();
     await log.drain();
     expect(failing.received).toEqual(healthy.received);
@@ -110,7 +111,7 @@ describe("retries", () => {
     const log = auditLog({ sinks: [sink], lingerMs: 100, spool: { dir, maxBytes: 1 << 20 } });
     const started = Date.now();
     recordMany(log, 3);
-    await vi.waitFor(() => expect(sink.received).toHaveLength(3));
+    await waitFor(() => expect(sink.received).toHaveLength(3));
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
     expect(sink.attempts).toHaveLength(1);
   });
@@ -147,11 +148,11 @@ describe("reload", () => {
     const leaving = new TestSink("siem:leaves");
     const log = auditLog({ sinks: [staying, leaving], spool: { dir, maxBytes: 1 << 20 } });
     recordMany(log, 20);
-    await vi.waitFor(() => expect(leaving.received).toHaveLength(20));
+    await waitFor(() => expect(leaving.received).toHaveLength(20));
     const added = new TestSink("search_index:added");
     log.setSinks([staying, added]);
     recordMany(log, 10);
-    await vi.waitFor(() => expect(leaving.closed).toBe(true));
+    await waitFor(() => expect(leaving.closed).toBe(true));
     staying.up();
     await log.drain();
     expect(seqs(staying.received)).toEqual(range(0, 30));
@@ -165,12 +166,12 @@ describe("reload", () => {
     const before = new TestSink("otel:edited").down();
     const log = auditLog({ sinks: [before], spool: { dir, maxBytes: 1 << 20 } });
     recordMany(log, 10);
-    await vi.waitFor(() => expect(before.attempts.length).toBeGreaterThan(1));
+    await waitFor(() => expect(before.attempts.length).toBeGreaterThan(1));
     const after = new TestSink("otel:edited");
     log.setSinks([after]);
     await log.drain();
     expect(seqs(after.received)).toEqual(range(0, 10));
-    await vi.waitFor(() => expect(before.closed).toBe(true));
+    await waitFor(() => expect(before.closed).toBe(true));
   });
 
   test("a removed exporter's undelivered events stay in its spool and go out when it is configured again", async () => {
@@ -179,7 +180,7 @@ describe("reload", () => {
     const first = new TestSink("siem:back").down();
     const log = auditLog({ sinks: [first], spool: { dir, maxBytes: 1 << 20 }, removalFlushMs: 50 });
     recordMany(log, 10);
-    await vi.waitFor(() => expect(log.sinkStatus()[0]?.backlogEvents).toBe(10));
+    await waitFor(() => expect(log.sinkStatus()[0]?.backlogEvents).toBe(10));
     log.setSinks([]);
     recordMany(log, 5); // recorded while it is not configured: never meant for it
     await log.drain();

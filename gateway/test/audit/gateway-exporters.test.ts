@@ -9,6 +9,7 @@ import { beforeAll, expect, test, vi } from "vitest";
 import { connectClient, startGatewayWithConfig } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
+import { waitFor } from "./support/test-sink.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 
@@ -78,7 +79,7 @@ ${exporters}`;
   const { client } = await connectClient(`${gateway.url}/up/mcp`);
   for (let i = 0; i < 3; i++) await client.callTool({ name: "echo", arguments: { text: `call ${i}` } });
   await client.close();
-  const before = await vi.waitFor(async () => {
+  const before = await waitFor(async () => {
     const health = await auditHealth(gateway.url);
     expect(health.audit["search_index:es"]?.backlog_events).toBeGreaterThanOrEqual(3);
     expect(health.audit["otel:collector"]?.backlog_events).toBeGreaterThanOrEqual(3);

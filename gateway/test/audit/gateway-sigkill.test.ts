@@ -14,7 +14,7 @@ import { afterAll, expect, test, vi } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { connectClient } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
-import { range, seqs, TestSink } from "./support/test-sink.ts";
+import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -95,7 +95,7 @@ exporters:
   const calls = 20;
   for (let i = 0; i < calls; i++) await client.callTool({ name: "echo", arguments: { text: `call ${i}` } });
   const sinkDir = join(spool, "search_index%3Aes");
-  await vi.waitFor(async () => expect(await spooledEvents(sinkDir)).toBeGreaterThanOrEqual(calls), {
+  await waitFor(async () => expect(await spooledEvents(sinkDir)).toBeGreaterThanOrEqual(calls), {
     timeout: 30_000,
     interval: 50,
   });

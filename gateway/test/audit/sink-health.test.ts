@@ -4,11 +4,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, test, vi } from "vitest";
+import { afterEach, expect, test } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { GatewayMetrics } from "../../src/runtime/metrics.ts";
 import { healthAnswer } from "../../src/server/health.ts";
-import { TestSink } from "./support/test-sink.ts";
+import { TestSink, waitFor } from "./support/test-sink.ts";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -48,7 +48,7 @@ test("HEALTHY → DEGRADED while retrying → UNHEALTHY after 5 minutes of failu
 
   sink.down();
   log.record({ kind: "call_completed" });
-  await vi.waitFor(() => expect(sink.attempts.length).toBeGreaterThan(0));
+  await waitFor(() => expect(sink.attempts.length).toBeGreaterThan(0));
   expect(health(log)).toMatchObject({
     status: 200,
     body: {
@@ -96,7 +96,7 @@ test("a spool at its cap is UNHEALTHY at once; a backlog past the threshold is D
   });
   cleanups.push(() => log.close(0));
   for (let i = 0; i < 3; i++) log.record({ kind: "call_completed" });
-  await vi.waitFor(() => expect(full.attempts.length).toBe(1));
+  await waitFor(() => expect(full.attempts.length).toBe(1));
   expect(health(log)).toMatchObject({ status: 200, body: { status: "degraded" } });
   expect(log.sinkStatus()[0]?.state).toBe("behind");
   full.release();
@@ -104,7 +104,7 @@ test("a spool at its cap is UNHEALTHY at once; a backlog past the threshold is D
 
   full.down();
   for (let i = 0; i < 20; i++) log.record({ kind: "call_completed" });
-  await vi.waitFor(() => expect(log.sinkStatus()[0]?.dropped).toBeGreaterThan(0));
+  await waitFor(() => expect(log.sinkStatus()[0]?.dropped).toBeGreaterThan(0));
   expect(health(log)).toMatchObject({
     status: 503,
     body: { status: "unhealthy", audit: { "siem:full": { state: "spool_full" } } },
@@ -127,7 +127,7 @@ test("metrics: exported, failures, spooled and dropped per sink", async () => {
   metrics.watchAuditSinks(() => log.sinkStatus());
   log.record({ kind: "call_completed" });
   log.record({ kind: "call_completed" });
-  await vi.waitFor(() => expect(sink.attempts.length).toBeGreaterThan(1));
+  await waitFor(() => expect(sink.attempts.length).toBeGreaterThan(1));
   let text = metrics.render();
   expect(text).toContain('svc_gateway_audit_spooled_events{sink="search_index:es"} 2');
   expect(text).toMatch(/svc_gateway_audit_export_failures_total\{sink="search_index:es"\} [1-9]/);

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, test, vi } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import type { ChainedAuditEvent } from "../../src/audit/audit-event.ts";
 import { AuditLog, type AuditLogOptions } from "../../src/audit/audit-log.ts";
-import { range, seqs, TestSink } from "./support/test-sink.ts";
+import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
 const CHILD = fileURLToPath(new URL("./support/spooling-child.ts", import.meta.url));
 
@@ -54,7 +54,7 @@ describe("spool", () => {
     const down = new TestSink("otel:collector").down();
     const first = auditLog({ sinks: [down], spool: { dir, maxBytes: 1 << 20 } });
     record(first, 30);
-    await vi.waitFor(() => expect(down.attempts.length).toBeGreaterThan(0));
+    await waitFor(() => expect(down.attempts.length).toBeGreaterThan(0));
     await first.close(0);
     expect(down.received).toEqual([]);
 
@@ -84,7 +84,7 @@ describe("spool", () => {
     const first = auditLog({ sinks: [down], spool: { dir, maxBytes: 64 << 10 }, batchSize: 5 });
     for (let round = 0; round < 8; round++) {
       record(first, 5);
-      await vi.waitFor(() => expect(first.sinkStatus()[0]?.backlogEvents).toBe((round + 1) * 5));
+      await waitFor(() => expect(first.sinkStatus()[0]?.backlogEvents).toBe((round + 1) * 5));
     }
     await first.close(0);
     const sinkDir = join(dir, "siem%3As");
@@ -108,7 +108,7 @@ describe("spool", () => {
       onDropped: (_sink, count) => dropped.push(count),
     });
     record(log, 40);
-    await vi.waitFor(() => expect(other.received.length).toBeGreaterThanOrEqual(41));
+    await waitFor(() => expect(other.received.length).toBeGreaterThanOrEqual(41));
     const status = log.sinkStatus().find((sink) => sink.name === "search_index:full");
     expect(status?.state).toBe("spool_full");
     expect(status?.backlogBytes).toBeLessThanOrEqual(4096);
@@ -146,7 +146,7 @@ describe("spool", () => {
       onDropped: (_sink, count) => dropped.push(count),
     });
     record(log, 3);
-    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    await waitFor(() => expect(errors).toHaveLength(1));
     expect(String(errors[0])).toMatch(
       /audit spool directory '.*search_index%3Aes' cannot be used \(SVC_AUDIT_SPOOL_DIR\)/,
     );
@@ -164,7 +164,7 @@ describe("spool", () => {
     try {
       const [instance] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
       const sinkDir = join(dir, "search_index%3Adown");
-      await vi.waitFor(async () => expect(await spooledLines(sinkDir)).toBeGreaterThanOrEqual(2000), {
+      await waitFor(async () => expect(await spooledLines(sinkDir)).toBeGreaterThanOrEqual(2000), {
         timeout: 30_000,
         interval: 50,
       });

@@ -1,6 +1,8 @@
 // A sink the test steers: it fails while told to (plain error, SinkWriteError with Retry-After / remaining /
 // permanent), or blocks until released, and keeps what it accepted. A plain AuditSink object: that is the contract the
 // audit log delivers to, so this is a real participant, not a stand-in for one of our modules.
+
+import { vi } from "vitest";
 import type { ChainedAuditEvent } from "../../../src/audit/audit-event.ts";
 import { type AuditSink, SinkWriteError } from "../../../src/audit/sink.ts";
 
@@ -87,3 +89,14 @@ export const permanent: Failure = () => new SinkWriteError("mapping conflict", {
 export const seqs = (events: readonly ChainedAuditEvent[]): number[] => events.map((event) => event.seq);
 export const range = (from: number, to: number): number[] =>
   Array.from({ length: to - from }, (_, i) => from + i);
+
+/**
+ * vi.waitFor with room for a loaded machine (its default gives up after 1 s, less than an exporter's linger time plus
+ * a retry): polls the condition every 10 ms for up to 10 s.
+ */
+export function waitFor<T>(
+  condition: () => T | Promise<T>,
+  options: { timeout?: number; interval?: number } = {},
+): Promise<T> {
+  return vi.waitFor(condition, { timeout: 10_000, interval: 10, ...options });
+}
