@@ -104,6 +104,7 @@ export class SinkQueue {
 
   /** An edited exporter: the next attempt uses the new sink; the backlog (and spool) carries over. */
   replaceSink(sink: AuditSink): void {
+    if (sink === this.#sink) return;
     this.#retired.push(this.#sink);
     this.#sink = sink;
     this.#notify();
@@ -273,7 +274,8 @@ export class SinkQueue {
         const delay = retryDelayMs(this.#options.backoff, attempt, failure?.retryAfterMs);
         attempt += 1;
         this.#notify();
-        await raceTimer(this.#stopping(), delay);
+        // The wait ends early when the queue stops or the sink is replaced (an edited exporter is tried at once).
+        await raceTimer(this.#interrupted(sink), delay);
       } finally {
         this.#closeRetired();
       }
@@ -282,10 +284,9 @@ export class SinkQueue {
     return true;
   }
 
-  #stopping(): Promise<void> {
-    return this.#stopped
-      ? Promise.resolve()
-      : this.#changed.then(() => (this.#stopped ? undefined : this.#stopping()));
+  #interrupted(sink: AuditSink): Promise<void> {
+    if (this.#stopped || this.#sink !== sink) return Promise.resolve();
+    return this.#changed.then(() => this.#interrupted(sink));
   }
 
   /** Replaced sinks, once no attempt of theirs is in flight (only the loop writes, and it just finished one). */
