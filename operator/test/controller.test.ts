@@ -42,7 +42,7 @@ const server = (name: string, spec: JsonObject): JsonObject => ({
   metadata: { name, namespace: NS },
   spec: { upstreamAuthType: "none", ...spec },
 });
-// A disabled exporter holding its secret: today every secret-bearing field belongs to a feature not built yet.
+// An exporter holding its secret in a Secret (disabled, so the gateway config needs no reachable receiver).
 const gatewaySpec = (extra: JsonObject = {}): JsonObject => ({
   security: { rateLimiting: { requestsPerMinute: 100 } },
   exporters: {

@@ -2,7 +2,8 @@
 // (appended to, created 0600). Opened at start, so a path that cannot be written stops the start with an error
 // naming the variable instead of losing events later.
 import { createWriteStream, openSync } from "node:fs";
-import { type AuditSink, streamSink } from "./audit-log.ts";
+import { streamSink } from "./audit-log.ts";
+import type { AuditSink } from "./sink.ts";
 
 export interface AuditTarget {
   sink: AuditSink;
@@ -28,7 +29,7 @@ export function auditTargetFrom(env: Record<string, string | undefined>): AuditT
   // error as an event would crash the process.
   stream.on("error", () => {});
   return {
-    sink: streamSink(stream),
+    sink: streamSink(stream, "file"),
     description: path,
     close: () => new Promise<void>((resolve) => stream.end(() => resolve())),
   };

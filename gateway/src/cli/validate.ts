@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { enabledExporters } from "../audit/exporters/enabled.ts";
 import { ConfigError, formatProblem, type LoadedConfig, loadConfig } from "../config/index.ts";
 
 const HELP = `Usage: svc-gateway validate [--config FILE] [--json] [--keep-unset-variables]
@@ -68,14 +69,15 @@ export async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** What a reviewer wants to see of a valid configuration; names and counts only, never a secret. Exporters are not
- *  listed: this version refuses an enabled one, so a valid configuration never has any. */
+/** What a reviewer wants to see of a valid configuration; names and counts only, never a secret. */
 function summarize({ config, mode, source, warnings }: LoadedConfig) {
   return {
     source,
     mode,
     servers: config.servers.map((s) => ({ name: s.name, url: s.url, enabled: s.enabled })),
     identity_providers: config.identity_providers.map((p) => ({ name: p.name, type: p.type })),
+    /** `<type>:<name>` of each enabled exporter: these get the audit trail. */
+    exporters: enabledExporters(config.exporters),
     warnings,
   };
 }
@@ -88,6 +90,7 @@ function renderSummary(summary: ReturnType<typeof summarize>): string {
     `mode: ${summary.mode}`,
     `servers: ${summary.servers.length} (${enabledServers} enabled): ${list(summary.servers.map((s) => (s.enabled ? s.name : `${s.name} (disabled)`)))}`,
     `identity providers: ${summary.identity_providers.length}: ${list(summary.identity_providers.map((p) => `${p.name} (${p.type})`))}`,
+    `exporters enabled: ${summary.exporters.length}: ${list(summary.exporters)}`,
     "",
   ].join("\n");
 }

@@ -1,27 +1,15 @@
 import type { PathSegment } from "./problems.ts";
 import { asList, asRecord, type RuleProblem } from "./rules.ts";
-import {
-  localServersPolicySchema,
-  otelExporterSchema,
-  searchIndexExporterSchema,
-  serverSchema,
-  siemExporterSchema,
-} from "./schema.ts";
+import { localServersPolicySchema, serverSchema } from "./schema.ts";
 
 // Settings the configuration can express for features this gateway version does not implement. A
-// security gateway that accepted, say, an enabled exporter and exported nothing would leave a platform team believing
-// its audit trail reaches its tools, so a setting that turns such a feature on is refused, naming the field. Each check
+// security gateway that accepted, say, a control plane and never contacted it would leave a platform team believing
+// its policies apply, so a setting that turns such a feature on is refused, naming the field. Each check
 // reads the effective value (the schema's default when the field is absent) of whatever parsed, so a file with
 // other problems still gets these reported in the same run. Remove a check in the change that builds its feature.
 
 /** The wording every refusal shares, so users, tests and the operator's status can recognise it. */
 export const NOT_SUPPORTED_YET = "is not supported yet by this gateway version";
-
-const EXPORTERS = {
-  search_index: { label: "a search-index exporter", schema: searchIndexExporterSchema },
-  otel: { label: "an OpenTelemetry exporter", schema: otelExporterSchema },
-  siem: { label: "a SIEM exporter", schema: siemExporterSchema },
-} as const;
 
 /** Fields that configure the gateway as an OAuth client of its upstream (upstream_auth_type oauth). */
 const UPSTREAM_OAUTH_FIELDS = [
@@ -101,19 +89,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
     );
   }
 
-  const exporters = asRecord(root.exporters);
-  for (const [type, { label, schema }] of Object.entries(EXPORTERS)) {
-    asList(exporters[type]).forEach((exporter, index) => {
-      const enabled = asRecord(exporter).enabled;
-      if (effective(schema.shape.enabled, enabled) !== true) return;
-      refuse(
-        ["exporters", type, index, "enabled"],
-        `${label}${enabled === undefined ? " (enabled by default)" : ""}`,
-        "nothing would be exported",
-        "set it to false (the audit trail goes to stdout, or to SVC_AUDIT_FILE)",
-      );
-    });
-  }
   return problems;
 }
 

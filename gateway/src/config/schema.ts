@@ -331,8 +331,7 @@ export const oauthServerSchema = z.strictObject({
 
 // ---- exporters -----------------------------------------------------------------------------------------------
 
-const EXPORTER_ENABLED =
-  "Turns the exporter on; exporters are not built yet, so true (the default) is refused";
+const EXPORTER_ENABLED = "Turns the exporter on: it gets every audit event (docs/access.md, Audit trail)";
 
 export const searchIndexExporterSchema = z
   .strictObject({

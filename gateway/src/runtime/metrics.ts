@@ -1,6 +1,7 @@
 // Prometheus text exposition, hand-written and small: counters, one gauge family and one histogram, each
 // keyed by a pre-joined label string so recording a request is a Map lookup and two additions. Two process
 // gauges (resident memory, recent event-loop delay) are read only when scraped.
+import type { SinkStatus } from "../audit/sink-queue.ts";
 import { isClientMethod } from "../mcp/methods.ts";
 import { EventLoopDelayWindow } from "./event-loop-delay.ts";
 
@@ -106,10 +107,17 @@ export class GatewayMetrics {
 
   readonly #eventLoopDelay: EventLoopDelayWindow;
   readonly #eventLoopWindowMs: number;
+  /** Read when scraped: the audit log keeps its own counters per sink. */
+  #auditSinks: () => readonly SinkStatus[] = () => [];
 
   constructor(options: { eventLoopWindowMs?: number } = {}) {
     this.#eventLoopWindowMs = options.eventLoopWindowMs ?? EVENT_LOOP_WINDOW_MS;
     this.#eventLoopDelay = new EventLoopDelayWindow(this.#eventLoopWindowMs);
+  }
+
+  /** Where the audit sink series come from (the gateway's AuditLog). */
+  watchAuditSinks(source: () => readonly SinkStatus[]): void {
+    this.#auditSinks = source;
   }
 
   /** Stops the event-loop delay monitor. */
@@ -300,6 +308,7 @@ export class GatewayMetrics {
           "SSE streams currently open, by upstream server.",
           this.#openStreams,
         ),
+        ...this.#auditSinkFamilies(scalar),
         scalar(
           "process_resident_memory_bytes",
           "gauge",
@@ -314,6 +323,52 @@ export class GatewayMetrics {
         ),
       ],
     };
+  }
+
+  /** Per audit sink (stdout, file, `<type>:<name>` for exporters): what was delivered, failed, waits, was lost. */
+  #auditSinkFamilies(
+    scalar: (
+      name: string,
+      type: "counter" | "gauge",
+      help: string,
+      series: Map<string, number>,
+    ) => ScalarFamily,
+  ): ScalarFamily[] {
+    const sinks = this.#auditSinks();
+    const perSink = (value: (sink: SinkStatus) => number) =>
+      new Map(sinks.map((sink) => [labels({ sink: sink.name }), value(sink)]));
+    return [
+      scalar(
+        "svc_gateway_audit_events_exported_total",
+        "counter",
+        "Audit events each sink accepted (stdout, file, <type>:<name> for exporters); per sink since it was configured.",
+        perSink((sink) => sink.exported),
+      ),
+      scalar(
+        "svc_gateway_audit_export_failures_total",
+        "counter",
+        "Failed delivery attempts (one batch each) by sink; the events are retried, not lost.",
+        perSink((sink) => sink.failures),
+      ),
+      scalar(
+        "svc_gateway_audit_spooled_events",
+        "gauge",
+        "Audit events waiting for each sink (on disk for exporters, in memory for stdout and file).",
+        perSink((sink) => sink.backlogEvents),
+      ),
+      scalar(
+        "svc_gateway_audit_dropped_total",
+        "counter",
+        "Audit events dropped for a sink because its backlog was at its cap (SVC_AUDIT_SPOOL_MAX_BYTES); 0 unless it was hit.",
+        perSink((sink) => sink.dropped),
+      ),
+      scalar(
+        "svc_gateway_audit_dead_lettered_total",
+        "counter",
+        "Audit events a sink refused for good, moved to its dead-letter file in the spool directory.",
+        perSink((sink) => sink.deadLettered),
+      ),
+    ];
   }
 
   /** The Prometheus text exposition of snapshot(). */

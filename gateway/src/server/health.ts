@@ -4,6 +4,13 @@
 //   DEGRADED  → status "degraded",  HTTP 200: the KV store is unreachable (breaker open or half_open). The
 //               proxy keeps serving, and restarting the pod would not bring Redis back, so liveness stays up.
 //   UNHEALTHY → status "unhealthy", HTTP 503: the upstream HTTP client is closed; the gateway cannot proxy.
+// Audit sinks (stdout, the file, each exporter; states from audit/sink-queue.ts):
+//   ok                           → HEALTHY
+//   retrying, behind             → DEGRADED: the last attempt failed, or the backlog is past 10 000 events; events
+//                                  wait in the spool and nothing is lost.
+//   failing, spool_full          → UNHEALTHY: every attempt failed for 5 minutes or more, or the spool is at its cap
+//                                  and new events for that sink are being dropped; exports are blocked.
+import type { SinkState, SinkStatus } from "../audit/sink-queue.ts";
 import type { KvStoreStatus } from "../kv/index.ts";
 
 export type HealthLevel = "HEALTHY" | "DEGRADED" | "UNHEALTHY";
@@ -15,6 +22,8 @@ export interface HealthInputs {
   gatewayId?: string;
   /** SVC_ALLOW_ANONYMOUS is in force (no identity providers): shown so nobody runs it by accident unnoticed. */
   anonymousAccess: boolean;
+  /** Each audit sink's state and backlog. */
+  auditSinks?: readonly SinkStatus[];
 }
 
 export interface EndpointAnswer {
@@ -22,9 +31,18 @@ export interface EndpointAnswer {
   body: Record<string, unknown>;
 }
 
+const SINK_LEVEL: Record<SinkState, HealthLevel> = {
+  ok: "HEALTHY",
+  retrying: "DEGRADED",
+  behind: "DEGRADED",
+  failing: "UNHEALTHY",
+  spool_full: "UNHEALTHY",
+};
+
 export function healthLevel(inputs: HealthInputs): HealthLevel {
-  if (!inputs.httpClientOk) return "UNHEALTHY";
-  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed") return "DEGRADED";
+  const sinks = (inputs.auditSinks ?? []).map((sink) => SINK_LEVEL[sink.state]);
+  if (!inputs.httpClientOk || sinks.includes("UNHEALTHY")) return "UNHEALTHY";
+  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed" || sinks.includes("DEGRADED")) return "DEGRADED";
   return "HEALTHY";
 }
 
@@ -45,6 +63,14 @@ export function healthAnswer(inputs: HealthInputs): EndpointAnswer {
     anonymous_access: inputs.anonymousAccess ? "enabled" : "disabled",
   };
   if (inputs.gatewayId !== undefined) body.gateway_id = inputs.gatewayId;
+  if (inputs.auditSinks !== undefined) {
+    body.audit = Object.fromEntries(
+      inputs.auditSinks.map((sink) => [
+        sink.name,
+        { state: sink.state, backlog_events: sink.backlogEvents, backlog_bytes: sink.backlogBytes },
+      ]),
+    );
+  }
   return { status: level === "UNHEALTHY" ? 503 : 200, body };
 }
 

@@ -1,5 +1,6 @@
 // Operational settings read once from the environment at start (documented in docs/operations.md). Each bad
 // value is an error naming its variable, so a typo cannot silently become a default.
+import { resolve } from "node:path";
 import { forwardedRequestHeaders } from "../proxy/headers.ts";
 import { parseAllowedOrigins } from "../proxy/origin-guard.ts";
 
@@ -35,6 +36,10 @@ export interface GatewaySettings {
   publicUrl: string | undefined;
   /** The client request headers upstreams receive: the built-in list plus SVC_FORWARD_REQUEST_HEADERS. */
   forwardRequestHeaders: ReadonlySet<string>;
+  /** SVC_AUDIT_SPOOL_DIR, absolute: where each exporter's undelivered audit events wait (audit/spool.ts). */
+  auditSpoolDir: string;
+  /** SVC_AUDIT_SPOOL_MAX_BYTES: cap on one exporter's undelivered bytes; past it its new events are dropped. */
+  auditSpoolMaxBytes: number;
 }
 
 export class SettingsError extends Error {
@@ -131,5 +136,8 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     allowAnonymousRemote: strictFlag(env, "SVC_ALLOW_ANONYMOUS_REMOTE"),
     publicUrl: publicUrl(env),
     forwardRequestHeaders: forwardRequestHeaders(env),
+    // Resolved once at start, so a later chdir cannot split one spool across two directories.
+    auditSpoolDir: resolve(env.SVC_AUDIT_SPOOL_DIR?.trim() || "svc-audit-spool"),
+    auditSpoolMaxBytes: whole(env, "SVC_AUDIT_SPOOL_MAX_BYTES", 256 * 1024 * 1024, 64 * 1024, 1024 ** 4),
   };
 }

@@ -6,6 +6,8 @@ import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
+import { enabledExporters } from "../audit/exporters/enabled.ts";
+import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { RateLimiter } from "../limits/rate-limiter.ts";
@@ -124,11 +126,23 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const audit = new AuditLog({
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
-    onSinkError: (error) => logger.error("audit trail write failed; retrying", { error }),
+    spool: { dir: settings.auditSpoolDir, maxBytes: settings.auditSpoolMaxBytes },
+    onSinkError: (error, sink) =>
+      logger.error("audit sink delivery failed; its queue retries", { sink, error }),
+    onDropped: (sink, count) =>
+      logger.error(
+        "!!! AUDIT EVENTS DROPPED: the sink's spool is at SVC_AUDIT_SPOOL_MAX_BYTES; new events for it are lost until it catches up !!!",
+        { sink, count, spool_dir: settings.auditSpoolDir },
+      ),
   });
+  // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload.
+  const exporterSinks = new ExporterSinks();
+  const applyExporters = (snapshot: ConfigSnapshot): void =>
+    audit.setSinks([auditTarget.sink, ...exporterSinks.sinksFor(snapshot.loaded.config.exporters)]);
   const port = listenPort(options, env);
 
   const metrics = new GatewayMetrics();
+  metrics.watchAuditSinks(() => audit.sinkStatus());
   const pools = new UpstreamPools({
     connections: settings.upstreamConnections,
     streamConnections: settings.upstreamStreamConnections,
@@ -198,6 +212,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         upstreams: currentConfig()?.routes.size ?? 0,
         gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
         anonymousAccess: currentConfig()?.auth.kind === "anonymous",
+        auditSinks: audit.sinkStatus(),
       }),
     readiness: () =>
       readinessAnswer({
@@ -250,6 +265,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
         affinityWarnings.check(snapshot.loaded.config.servers);
         applyTelemetry(snapshot);
+        applyExporters(snapshot);
       },
     });
     await ready.init();
@@ -260,10 +276,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     server.close();
     await pools.destroy();
     await kv.close().catch(() => {});
+    await audit.close(0);
     await auditTarget.close();
     metrics.close();
     throw error;
   }
+  applyExporters(reloader.current());
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
   warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
   affinityWarnings.check(loaded.config.servers);
@@ -288,6 +306,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     kvstore: kv.status().kind,
     audit: auditTarget.description,
     firewall: firewallSummary(reloader.current()),
+    exporters: enabledExporters(loaded.config.exporters),
   });
 
   let closing: Promise<void> | undefined;
@@ -296,7 +315,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const forced = new Promise<false>((resolve) => {
     forceNow = () => resolve(false);
   });
-  const shutdown = async (force: boolean): Promise<void> => {
+  /** `auditDeadlineMs`: how long the audit sinks may go on delivering; what is left stays in the exporters' spools. */
+  const shutdown = async (force: boolean, auditDeadlineMs: number): Promise<void> => {
     watcher?.close();
     stopping = true;
     server.close();
@@ -307,8 +327,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       await pools.close();
     }
     await kv.close().catch(() => {});
-    // Everything recorded goes out before the process ends; bounded, so a broken sink cannot hold the exit.
-    await Promise.race([audit.drain(), sleep(5000)]);
+    // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
+    await audit.close(auditDeadlineMs);
     // The last metrics and buffered spans too, within the same kind of bound.
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();
@@ -339,7 +359,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       const finished = await Promise.race([idle, sleep(remaining).then(() => false), forced]);
       if (!finished)
         logger.warn("drain timeout reached; closing remaining connections", { in_flight: inFlight });
-      await shutdown(!finished);
+      // The audit sinks get what is left of the drain deadline (at least 1 s, so stdout and the file get flushed).
+      await shutdown(!finished, Math.max(1000, settings.drainTimeoutMs - (Date.now() - started)));
       logger.info("drained", { forced: !finished, duration_ms: Date.now() - started });
     })();
     return closing;
@@ -353,7 +374,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       forceNow();
       closing ??= (async () => {
         draining = true;
-        await shutdown(true);
+        await shutdown(true, 2000);
       })();
       return closing;
     },

@@ -70,7 +70,7 @@ describe("the audit log", () => {
 
   test("record() does no I/O: nothing is written before the event loop turns", async () => {
     const writes: number[] = [];
-    const sink: AuditSink = { write: async (batch) => void writes.push(batch.length) };
+    const sink: AuditSink = { name: "test", write: async (batch) => void writes.push(batch.length) };
     const log = new AuditLog({ gateway: "gw", sinks: [sink] });
     log.record({ kind: "call_completed" });
     expect(writes).toEqual([]);
@@ -82,6 +82,7 @@ describe("the audit log", () => {
     let failures = 2;
     const received: ChainedAuditEvent[] = [];
     const sink: AuditSink = {
+      name: "test",
       write: async (batch) => {
         if (failures-- > 0) throw new Error("collector down");
         received.push(...batch);
@@ -107,7 +108,7 @@ describe("the audit log", () => {
     const log = new AuditLog({
       gateway: "gw",
       capacity: 2,
-      sinks: [{ write: async (b) => void received.push(...b) }],
+      sinks: [{ name: "test", write: async (b) => void received.push(...b) }],
     });
     for (let i = 0; i < 5; i++) log.record({ kind: "call_completed", request_id: `r${i}` });
     await log.drain();

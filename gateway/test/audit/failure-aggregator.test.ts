@@ -11,7 +11,7 @@ function auditLog(failures: { windowMs?: number; maxKeys?: number } = {}) {
   const written: ChainedAuditEvent[] = [];
   const log = new AuditLog({
     gateway: "gw",
-    sinks: [{ write: async (batch) => void written.push(...batch) }],
+    sinks: [{ name: "test", write: async (batch) => void written.push(...batch) }],
     failures: { windowMs: 3_600_000, ...failures },
   });
   return { log, written };

@@ -32,6 +32,7 @@ describe("svc-gateway validate", () => {
         "mode: standalone",
         "servers: 3 (2 enabled): github, billing, legacy-search (disabled)",
         "identity providers: 3: corporate-sso (hosted_idp), entra (directory_idp), partner-project (project_idp)",
+        "exporters enabled: 0: none",
         "",
       ].join("\n"),
     );
@@ -97,8 +98,35 @@ describe("svc-gateway validate", () => {
       mode: "standalone",
       servers: [],
       identity_providers: [],
+      exporters: [],
       warnings: [],
     });
+  });
+
+  test("enabled exporters are accepted and named; disabled ones are not listed", async () => {
+    const input = [
+      'version: "1.0"',
+      "exporters:",
+      "  search_index:",
+      "    - name: es",
+      "      url: https://es.example.com",
+      "  otel:",
+      "    - name: off",
+      "      enabled: false",
+      "  siem:",
+      "    - name: sentinel",
+      "      dcr_immutable_id: dcr-1",
+      "      dcr_endpoint: https://dce.example.com",
+      "      tenant_id: t",
+      "      client_id: c",
+      "      client_secret: s3cr3t-value",
+      "",
+    ].join("\n");
+    const run = await svcGateway(["validate", "--config", "-"], { input });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("exporters enabled: 2: search_index:es, siem:sentinel\n");
+    expect(run.stdout).not.toContain("s3cr3t-value");
   });
 
   test("finds ./svc-gateway.yaml without --config", async () => {

@@ -51,9 +51,9 @@ export function fullConfig(): Tree {
 }
 
 /**
- * fullConfig() with the sections of features this version does not build turned on: control_plane, oauth_server and
- * enabled exporters. The validator refuses each of them (not-built.test.ts); the configuration's own rules on them still hold,
- * so a file is ready for when they land. specProblemLines shows those rules' problems alone.
+ * fullConfig() with control_plane and oauth_server turned on (features this version does not build: the validator
+ * refuses them, not-built.test.ts) and its exporters enabled (where the rules for enabled exporters apply). the configuration's
+ * own rules on them still hold, so a file is ready for when they land. specProblemLines shows those rules' problems alone.
  */
 export function withUnbuiltSections(): Tree {
   const config = fullConfig();

@@ -16,24 +16,6 @@ const CONTROL_PLANE =
 
 const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = [
   [
-    "a search-index exporter, enabled by default",
-    "exporters:\n  search_index:\n    - name: es\n      url: https://es.example.com\n",
-    "exporters.search_index[0].enabled (line 4:7)",
-    /^a search-index exporter \(enabled by default\) is not supported yet by this gateway version: nothing would be exported; set it to false/,
-  ],
-  [
-    "an OpenTelemetry exporter",
-    "exporters:\n  otel:\n    - name: collector\n      enabled: true\n      endpoint: http://collector:4317\n",
-    "exporters.otel[0].enabled (line 5:16)",
-    /^an OpenTelemetry exporter is not supported yet by this gateway version/,
-  ],
-  [
-    "a SIEM exporter",
-    "exporters:\n  siem:\n    - name: sentinel\n      enabled: true\n      dcr_immutable_id: d\n      dcr_endpoint: https://dce.example.com\n      tenant_id: t\n      client_id: c\n      client_secret: s\n",
-    "exporters.siem[0].enabled (line 5:16)",
-    /^a SIEM exporter is not supported yet by this gateway version/,
-  ],
-  [
     "oauth_server, even empty",
     "oauth_server: {}\n",
     "oauth_server (line 2:15)",

@@ -11,7 +11,7 @@ import {
 } from "./helpers.ts";
 
 // Every range in the field tables (README "Configuration reference"), at min-1, min, max and max+1. Ranges of sections this version
-// refuses as a whole (control_plane, oauth_server, enabled exporters) are still checked: specProblemLines.
+// refuses as a whole (control_plane, oauth_server) are still checked: specProblemLines.
 const NUMBER_RANGES: [path: string, min: number, max: number][] = [
   ["control_plane.timeout", 5, 120],
   ["control_plane.cache_ttl", 60, 3600],

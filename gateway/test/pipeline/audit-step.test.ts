@@ -8,7 +8,7 @@ test("the source is the socket address, an IPv4 client of a dual-stack listener 
   const written: ChainedAuditEvent[] = [];
   const log = new AuditLog({
     gateway: "gw",
-    sinks: [{ write: async (batch) => void written.push(...batch) }],
+    sinks: [{ name: "test", write: async (batch) => void written.push(...batch) }],
   });
   const facts = { requestId: "r", server: "s", method: "tools/call", status: 200, latencyMs: 1 };
   for (const source of ["::ffff:192.0.2.7", "2001:db8::1", "192.0.2.8", undefined]) {

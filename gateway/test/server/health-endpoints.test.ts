@@ -59,6 +59,7 @@ describe("embedded defaults (in-memory KV store)", () => {
         upstreams: "2 configured",
         http_client: "ok",
         anonymous_access: "enabled",
+        audit: { file: { state: "ok", backlog_events: 0, backlog_bytes: 0 } },
       },
     });
     expect(await get(gateway, "/readiness")).toEqual({
@@ -145,6 +146,7 @@ describe("with a real redis-server", () => {
         upstreams: "2 configured",
         http_client: "ok",
         anonymous_access: "enabled",
+        audit: { file: expect.objectContaining({ state: "ok" }) },
       },
     });
     expect((await get(gateway, "/readiness")).status).toBe(200);

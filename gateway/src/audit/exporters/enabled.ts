@@ -1,0 +1,12 @@
+// Which exporters a configuration turns on, as the sink names the audit log uses. Kept apart from the factory
+// (index.ts) so `svc-gateway validate` can say it without loading the exporters' client libraries.
+import type { ExportersConfig } from "../../config/schema.ts";
+
+/** `<type>:<name>` of every enabled exporter, in configuration order. */
+export function enabledExporters(exporters: ExportersConfig): string[] {
+  return [
+    ...exporters.search_index.filter((e) => e.enabled).map((e) => `search_index:${e.name}`),
+    ...exporters.otel.filter((e) => e.enabled).map((e) => `otel:${e.name}`),
+    ...exporters.siem.filter((e) => e.enabled).map((e) => `siem:${e.name}`),
+  ];
+}

@@ -1,0 +1,430 @@
+// The on-disk backlog of one exporter sink, so events survive a restart (or SIGKILL) while the exporter is down.
+//
+// Layout: one directory per sink, holding append-only segment files `<12-digit number>.jsonl` (one chained event per
+// line) and `cursor.json`, the position of the first event the sink has not yet accepted. Every event for the sink is
+// appended here first (write-ahead) by the background flush, never by the request path; the sink's queue reads
+// batches from the cursor and moves the cursor past a batch only after the sink accepted all of it, so delivery is at
+// least once: a crash between the sink accepting and the cursor being saved redelivers that batch (receivers
+// deduplicate on the event's `hash`).
+//
+// Durability (fsync policy): each batch is one write() to the segment, so once it returns the events survive the
+// process being killed (they are in the kernel); the segment is fdatasync'ed at most once a second while writes come
+// in, and on close. A machine crash can lose up to the last second of appends; a torn last line is cut off on open.
+//
+// Bound: the bytes not yet accepted by the sink (plus appends in progress) never exceed `maxBytes`; an append that would
+// go past it takes only the events that fit and the caller counts the rest as dropped. The disk can hold up to one more segment of
+// already-delivered events, until the cursor leaves that segment and it is deleted.
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import { join } from "node:path";
+import type { ChainedAuditEvent } from "./audit-event.ts";
+import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
+
+export interface SpoolOptions {
+  /** This sink's own directory (created 0700 if missing). */
+  dir: string;
+  maxBytes: number;
+  /** A new segment is started past this size; default min(16 MiB, maxBytes / 4). */
+  segmentBytes?: number;
+  /** Told about a failed write or fsync (the events of a failed append count as dropped). */
+  onError?: (error: unknown) => void;
+}
+
+interface Position {
+  segment: number;
+  offset: number;
+}
+
+/** A batch read from the cursor; `ack` it once the sink accepted every event of it. */
+export interface SpoolBatch extends BacklogBatch {
+  end: Position;
+  bytes: number;
+}
+
+const SEGMENT = /^(\d{12})\.jsonl$/;
+const segmentName = (segment: number): string => `${String(segment).padStart(12, "0")}.jsonl`;
+/** Bytes read from a segment at once (a batch of 256 typical events is ~130 KB); a longer line grows the buffer. */
+const READ_CHUNK = 256 << 10;
+const FSYNC_EVERY_MS = 1000;
+
+/** Recently appended events kept in memory, so a sink that keeps up never reads (and parses) its spool back. */
+const RECENT_MAX = 20_000;
+
+interface Encoded {
+  buffer: Buffer;
+  /** Byte length of each event's line. */
+  lengths: number[];
+}
+
+/** One serialisation per batch even when several spooled sinks take it. */
+const encodedBatches = new WeakMap<readonly ChainedAuditEvent[], Encoded>();
+function encode(events: readonly ChainedAuditEvent[]): Encoded {
+  let encoded = encodedBatches.get(events);
+  if (encoded === undefined) {
+    const lines = events.map((event) => `${JSON.stringify(event)}\n`);
+    encoded = { buffer: Buffer.from(lines.join("")), lengths: lines.map((line) => Buffer.byteLength(line)) };
+    encodedBatches.set(events, encoded);
+  }
+  return encoded;
+}
+
+/** An appended event and where its line is. */
+interface RecentEvent {
+  event: ChainedAuditEvent;
+  segment: number;
+  start: number;
+  end: number;
+}
+
+export class Spool implements Backlog<SpoolBatch> {
+  onWritten: (() => void) | undefined;
+  readonly dir: string;
+  readonly #maxBytes: number;
+  readonly #segmentBytes: number;
+  readonly #options: SpoolOptions;
+  /** Size of every segment on disk, written bytes only. */
+  readonly #sizes = new Map<number, number>();
+  #cursor: Position = { segment: 0, offset: 0 };
+  #writeSegment = 0;
+  #writer: FileHandle | undefined;
+  #reader: { segment: number; handle: FileHandle } | undefined;
+  readonly #opened: Promise<void>;
+  #openError: unknown;
+  #writing: Promise<void>;
+  #dirty = false;
+  #fsyncTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Undelivered events and bytes on disk, and bytes of appends not yet written. */
+  #events = 0;
+  #bytes = 0;
+  #pendingEvents = 0;
+  #pendingBytes = 0;
+  /**
+   * The last appended events (at most RECENT_MAX), always running up to the end of what is written: when the cursor
+   * is at the first of them, read() serves them from here instead of the disk.
+   */
+  #recent: RecentEvent[] = [];
+
+  /** `after`: a previous user of the same directory (a sink being replaced) that must let go first. */
+  constructor(options: SpoolOptions, after: Promise<unknown> = Promise.resolve()) {
+    this.dir = options.dir;
+    this.#options = options;
+    this.#maxBytes = options.maxBytes;
+    this.#segmentBytes =
+      options.segmentBytes ?? Math.max(1, Math.min(16 << 20, Math.floor(options.maxBytes / 4)));
+    this.#opened = after
+      .catch(() => {})
+      .then(() => this.#open())
+      .catch((error: unknown) => {
+        throw new Error(
+          `audit spool directory '${this.dir}' cannot be used (SVC_AUDIT_SPOOL_DIR): ${(error as Error).message}`,
+          { cause: error },
+        );
+      });
+    // Appends wait for the opening; after a failed one they are skipped (the queue counts their events as lost).
+    this.#writing = this.#opened.catch((error: unknown) => {
+      this.#openError = error;
+    });
+  }
+
+  /** Resolves once the spool on disk has been read (backlog counted); rejects when the directory is unusable. */
+  ready(): Promise<void> {
+    return this.#opened;
+  }
+
+  /** Undelivered events, appends in progress included. */
+  get events(): number {
+    return this.#events + this.#pendingEvents;
+  }
+
+  get bytes(): number {
+    return this.#bytes + this.#pendingBytes;
+  }
+
+  /** Events appended but not yet readable: the queue waits for them rather than for new ones. */
+  get pendingEvents(): number {
+    return this.#pendingEvents;
+  }
+
+  /**
+   * Queues the batch for appending, as much of it (from the start) as fits under the byte cap; returns how many events
+   * were taken. The rest is the caller's to count as dropped.
+   */
+  append(events: readonly ChainedAuditEvent[]): number {
+    if (this.#closed || events.length === 0) return 0;
+    const room = this.#maxBytes - this.#bytes - this.#pendingBytes;
+    const encoded = encode(events);
+    let buffer = encoded.buffer;
+    let taken = events.length;
+    if (buffer.length > room) {
+      taken = 0;
+      let size = 0;
+      for (const length of encoded.lengths) {
+        if (size + length > room) break;
+        size += length;
+        taken += 1;
+      }
+      if (taken === 0) return 0;
+      buffer = buffer.subarray(0, size);
+    }
+    this.#pendingEvents += taken;
+    this.#pendingBytes += buffer.length;
+    const written = buffer;
+    this.#writing = this.#writing.then(async () => {
+      try {
+        if (this.#openError !== undefined) return;
+        const at = await this.#write(written);
+        this.#events += taken;
+        this.#bytes += written.length;
+        let offset = at.offset;
+        for (let i = 0; i < taken; i++) {
+          const end = offset + (encoded.lengths[i] as number);
+          this.#recent.push({
+            event: events[i] as ChainedAuditEvent,
+            segment: at.segment,
+            start: offset,
+            end,
+          });
+          offset = end;
+        }
+        if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
+      } catch (error) {
+        this.#options.onError?.(error);
+      } finally {
+        this.#pendingEvents -= taken;
+        this.#pendingBytes -= written.length;
+        this.onWritten?.();
+      }
+    });
+    return taken;
+  }
+
+  /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
+  async read(max: number): Promise<SpoolBatch> {
+    const first = this.#recent[0];
+    if (
+      first !== undefined &&
+      first.segment === this.#cursor.segment &&
+      first.start === this.#cursor.offset
+    ) {
+      let count = 0;
+      while (count < max && count < this.#recent.length && this.#recent[count]?.segment === first.segment)
+        count++;
+      const last = this.#recent[count - 1] as RecentEvent;
+      return {
+        events: this.#recent.slice(0, count).map((recent) => recent.event),
+        end: { segment: last.segment, offset: last.end },
+        bytes: last.end - first.start,
+        lines: count,
+      };
+    }
+    let position = { ...this.#cursor };
+    for (;;) {
+      const size = this.#sizes.get(position.segment);
+      if (size !== undefined && position.offset < size) {
+        const { events, bytes, lines } = await this.#readLines(position, size, max);
+        if (lines > 0) return { events, end: { ...position, offset: position.offset + bytes }, bytes, lines };
+      }
+      // Nothing (complete) left in this segment: move on only when it is finished, i.e. not the one being written.
+      const next = [...this.#sizes.keys()].filter((s) => s > position.segment).sort((a, b) => a - b)[0];
+      if (position.segment >= this.#writeSegment || next === undefined) {
+        return { events: [], end: this.#cursor, bytes: 0, lines: 0 };
+      }
+      position = { segment: next, offset: 0 };
+    }
+  }
+
+  /** The sink accepted the batch: the cursor moves past it (saved to disk) and finished segments are deleted. */
+  async ack(batch: SpoolBatch): Promise<void> {
+    if (batch.lines === 0) return;
+    const previous = this.#cursor.segment;
+    this.#cursor = batch.end;
+    // A finished segment read to its end is done with: the cursor moves to the next one so it can be deleted now.
+    while (
+      this.#cursor.segment < this.#writeSegment &&
+      this.#cursor.offset >= (this.#sizes.get(this.#cursor.segment) ?? 0)
+    ) {
+      const current = this.#cursor.segment;
+      const next = [...this.#sizes.keys()].filter((s) => s > current).sort((a, b) => a - b)[0];
+      this.#cursor = { segment: next ?? this.#writeSegment, offset: 0 };
+    }
+    let done = 0;
+    for (const recent of this.#recent) {
+      const behind =
+        recent.segment < this.#cursor.segment ||
+        (recent.segment === this.#cursor.segment && recent.start < this.#cursor.offset);
+      if (!behind) break;
+      done += 1;
+    }
+    if (done > 0) this.#recent.splice(0, done);
+    this.#events -= batch.lines;
+    this.#bytes -= batch.bytes;
+    const temporary = join(this.dir, "cursor.json.tmp");
+    await writeFile(temporary, JSON.stringify(this.#cursor), { mode: 0o600 });
+    await rename(temporary, join(this.dir, "cursor.json"));
+    if (this.#cursor.segment !== previous) await this.#deleteBefore(this.#cursor.segment);
+  }
+
+  /** Waits for appends in progress, syncs and closes the files; what is undelivered stays for the next start. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#writing.catch(() => {});
+    clearTimeout(this.#fsyncTimer);
+    if (this.#writer !== undefined) {
+      if (this.#dirty)
+        await this.#writer.datasync().catch((error: unknown) => this.#options.onError?.(error));
+      await this.#writer.close().catch(() => {});
+      this.#writer = undefined;
+    }
+    await this.#reader?.handle.close().catch(() => {});
+    this.#reader = undefined;
+  }
+
+  async #open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const segments = (await readdir(this.dir))
+      .map((name) => SEGMENT.exec(name)?.[1])
+      .filter((match): match is string => match !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+    const saved = await readFile(join(this.dir, "cursor.json"), "utf8").then(
+      (text) => JSON.parse(text) as Position,
+      () => undefined,
+    );
+    this.#cursor =
+      saved !== undefined && Number.isInteger(saved.segment) && Number.isInteger(saved.offset)
+        ? saved
+        : { segment: segments[0] ?? 1, offset: 0 };
+    for (const segment of segments) {
+      if (segment < this.#cursor.segment) {
+        await rm(join(this.dir, segmentName(segment)), { force: true });
+        continue;
+      }
+      const path = join(this.dir, segmentName(segment));
+      let content = await readFile(path);
+      // A write torn by a machine crash leaves a line without its newline: cut it off, it was never complete.
+      const end = content.lastIndexOf(10) + 1;
+      if (end < content.length) {
+        const handle = await open(path, "r+");
+        await handle.truncate(end);
+        await handle.close();
+        content = content.subarray(0, end);
+      }
+      this.#sizes.set(segment, content.length);
+      const from = segment === this.#cursor.segment ? Math.min(this.#cursor.offset, content.length) : 0;
+      for (let i = from; i < content.length; i++) if (content[i] === 10) this.#events += 1;
+      this.#bytes += content.length - from;
+    }
+    if (!this.#sizes.has(this.#cursor.segment) && segments.length > 0) {
+      // The cursor's segment is gone (deleted by hand): start at the first one that is left.
+      const first = segments.find((s) => s > this.#cursor.segment);
+      if (first !== undefined) this.#cursor = { segment: first, offset: 0 };
+    }
+    // Appends go to a fresh segment, so files from before a crash are only ever read.
+    await this.#startSegment(Math.max(this.#cursor.segment, segments.at(-1) ?? 0) + 1);
+  }
+
+  async #startSegment(segment: number): Promise<void> {
+    if (this.#writer !== undefined) {
+      if (this.#dirty) await this.#writer.datasync();
+      await this.#writer.close();
+      this.#dirty = false;
+    }
+    this.#writer = await open(join(this.dir, segmentName(segment)), "a", 0o600);
+    this.#writeSegment = segment;
+    this.#sizes.set(segment, (await stat(join(this.dir, segmentName(segment)))).size);
+  }
+
+  /** Appends to the current segment (starting a new one when it is full); returns where the bytes went. */
+  async #write(buffer: Buffer): Promise<Position> {
+    if ((this.#sizes.get(this.#writeSegment) ?? 0) >= this.#segmentBytes) {
+      await this.#startSegment(this.#writeSegment + 1);
+    }
+    const at = { segment: this.#writeSegment, offset: this.#sizes.get(this.#writeSegment) ?? 0 };
+    const writer = this.#writer as FileHandle;
+    let written = 0;
+    while (written < buffer.length) {
+      const { bytesWritten } = await writer.write(buffer, written, buffer.length - written);
+      written += bytesWritten;
+    }
+    this.#sizes.set(this.#writeSegment, (this.#sizes.get(this.#writeSegment) ?? 0) + buffer.length);
+    this.#dirty = true;
+    this.#fsyncTimer ??= setTimeout(() => {
+      this.#fsyncTimer = undefined;
+      this.#writing = this.#writing.then(async () => {
+        if (!this.#dirty || this.#writer === undefined) return;
+        this.#dirty = false;
+        await this.#writer.datasync().catch((error: unknown) => this.#options.onError?.(error));
+      });
+    }, FSYNC_EVERY_MS).unref();
+    return at;
+  }
+
+  async #readLines(
+    position: Position,
+    size: number,
+    max: number,
+  ): Promise<{ events: ChainedAuditEvent[]; bytes: number; lines: number }> {
+    if (this.#reader?.segment !== position.segment) {
+      await this.#reader?.handle.close().catch(() => {});
+      this.#reader = {
+        segment: position.segment,
+        handle: await open(join(this.dir, segmentName(position.segment)), "r"),
+      };
+    }
+    const available = size - position.offset;
+    let length = Math.min(READ_CHUNK, available);
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(length);
+      const { bytesRead } = await this.#reader.handle.read(buffer, 0, length, position.offset);
+      const chunk = buffer.subarray(0, bytesRead);
+      const events: ChainedAuditEvent[] = [];
+      let start = 0;
+      let lines = 0;
+      while (lines < max) {
+        const newline = chunk.indexOf(10, start);
+        if (newline === -1) break;
+        const line = chunk.toString("utf8", start, newline);
+        start = newline + 1;
+        lines += 1;
+        // A line that does not parse cannot be delivered by any retry: skipped, so it cannot block the sink forever.
+        try {
+          events.push(JSON.parse(line) as ChainedAuditEvent);
+        } catch (error) {
+          this.#options.onError?.(new Error(`unreadable line skipped in ${this.dir}`, { cause: error }));
+        }
+      }
+      if (start > 0 || length >= available) return { events, bytes: start, lines };
+      length = Math.min(length * 2, available);
+    }
+  }
+
+  async #deleteBefore(segment: number): Promise<void> {
+    for (const known of [...this.#sizes.keys()]) {
+      if (known >= segment) continue;
+      this.#sizes.delete(known);
+      if (this.#reader?.segment === known) {
+        await this.#reader.handle.close().catch(() => {});
+        this.#reader = undefined;
+      }
+      await rm(join(this.dir, segmentName(known)), { force: true });
+    }
+  }
+}
+
+/** A sink's directory name: its name with anything but letters, digits, `_`, `.` and `-` percent-encoded. */
+export function spoolDirName(sinkName: string): string {
+  return sinkName.replace(
+    /[^A-Za-z0-9_.-]/g,
+    (c) => `%${c.codePointAt(0)?.toString(16).toUpperCase().padStart(2, "0")}`,
+  );
+}
