@@ -1,6 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, test, vi } from "vitest";
-import { checkNotBuilt } from "../../src/config/not-built.ts";
 import { otelExporterSchema } from "../../src/config/schema.ts";
 import { GatewayMetrics } from "../../src/runtime/metrics.ts";
 import { startOtelMetrics } from "../../src/telemetry/otel-metrics.ts";
@@ -56,50 +55,40 @@ describe.each<OtlpProtocol>(["grpc", "http/protobuf", "http/json"])("otel metric
   }, 30_000);
 });
 
-// Runs once an enabled otel exporter is accepted (config/not-built.ts refuses it until the delivery core lands).
-const refused = checkNotBuilt({
-  version: "1.0",
-  exporters: { otel: [{ name: "x", endpoint: "http://127.0.0.1:1", export_metrics: true }] },
-}).some((problem) => problem.path[0] === "exporters");
+test("a real gateway with export_metrics pushes its request counts when it stops", async () => {
+  const receiver = await OtlpReceiver.start("grpc");
+  cleanups.push(() => receiver.close());
+  const upstream = await startStatelessSdkServer(() => new McpServer({ name: "empty", version: "1.0.0" }), {
+    jsonResponse: true,
+  });
+  cleanups.push(() => upstream.close());
+  const config = [
+    'version: "1.0"',
+    "servers:",
+    "  - name: demo",
+    `    url: ${JSON.stringify(upstream.url)}`,
+    "    upstream_auth_type: none",
+    "exporters:",
+    "  otel:",
+    "    - name: collector",
+    `      endpoint: ${JSON.stringify(receiver.url)}`,
+    "      protocol: grpc",
+    "      service_name: gw-e2e-metrics",
+    "      export_logs: false",
+    "      export_metrics: true",
+  ].join("\n");
+  const gateway = await startGatewayWithConfig(config);
+  cleanups.push(() => gateway.close());
+  const { client } = await connectClient(`${gateway.url}/demo/mcp`);
+  await client.close();
 
-test.skipIf(refused)(
-  "a real gateway with export_metrics pushes its request counts when it stops",
-  async () => {
-    const receiver = await OtlpReceiver.start("grpc");
-    cleanups.push(() => receiver.close());
-    const upstream = await startStatelessSdkServer(() => new McpServer({ name: "empty", version: "1.0.0" }), {
-      jsonResponse: true,
-    });
-    cleanups.push(() => upstream.close());
-    const config = [
-      'version: "1.0"',
-      "servers:",
-      "  - name: demo",
-      `    url: ${JSON.stringify(upstream.url)}`,
-      "    upstream_auth_type: none",
-      "exporters:",
-      "  otel:",
-      "    - name: collector",
-      `      endpoint: ${JSON.stringify(receiver.url)}`,
-      "      protocol: grpc",
-      "      service_name: gw-e2e-metrics",
-      "      export_logs: false",
-      "      export_metrics: true",
-    ].join("\n");
-    const gateway = await startGatewayWithConfig(config);
-    cleanups.push(() => gateway.close());
-    const { client } = await connectClient(`${gateway.url}/demo/mcp`);
-    await client.close();
-
-    await gateway.close(); // the last push happens on the way out
-    const initialize = receiver.metricPoints.find(
-      (p) => p.name === "svc_gateway_requests_total" && p.attributes.method === "initialize",
-    );
-    expect(initialize).toMatchObject({
-      resource: { "service.name": "gw-e2e-metrics" },
-      attributes: { server: "demo", method: "initialize", status: "200" },
-      value: 1,
-    });
-  },
-  60_000,
-);
+  await gateway.close(); // the last push happens on the way out
+  const initialize = receiver.metricPoints.find(
+    (p) => p.name === "svc_gateway_requests_total" && p.attributes.method === "initialize",
+  );
+  expect(initialize).toMatchObject({
+    resource: { "service.name": "gw-e2e-metrics" },
+    attributes: { server: "demo", method: "initialize", status: "200" },
+    value: 1,
+  });
+}, 60_000);

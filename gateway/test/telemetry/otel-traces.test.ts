@@ -1,6 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, test } from "vitest";
-import { checkNotBuilt } from "../../src/config/not-built.ts";
 import { otelExporterSchema } from "../../src/config/schema.ts";
 import { startOtelTraces } from "../../src/telemetry/otel-traces.ts";
 import { type OtlpProtocol, OtlpReceiver } from "../audit/receivers/otlp-receiver.ts";
@@ -155,55 +154,46 @@ describe("a real gateway", () => {
       "      export_traces: true",
       "      timeout: 5",
     ].join("\n");
-  // Runs once an enabled otel exporter is accepted (config/not-built.ts refuses it until the delivery core lands).
-  const refused = checkNotBuilt({
-    version: "1.0",
-    exporters: { otel: [{ name: "x", endpoint: "http://127.0.0.1:1", export_traces: true }] },
-  }).some((problem) => problem.path[0] === "exporters");
 
-  test.skipIf(refused)(
-    "with export_traces makes a span per request, child of the client's and parent of the upstream's",
-    async () => {
-      const receiver = await OtlpReceiver.start("http/protobuf");
-      cleanups.push(() => receiver.close());
-      const upstream = await traceEchoUpstream();
-      const gateway = await startGatewayWithConfig(gatewayConfig(upstream.url, tracedConfig(receiver.url)));
-      cleanups.push(() => gateway.close());
+  test("with export_traces makes a span per request, child of the client's and parent of the upstream's", async () => {
+    const receiver = await OtlpReceiver.start("http/protobuf");
+    cleanups.push(() => receiver.close());
+    const upstream = await traceEchoUpstream();
+    const gateway = await startGatewayWithConfig(gatewayConfig(upstream.url, tracedConfig(receiver.url)));
+    cleanups.push(() => gateway.close());
 
-      const seen = await upstreamTraceContext(gateway.url);
-      const sent = parseTraceparent(seen.traceparent);
-      expect(sent.traceId).toBe(CLIENT_TRACE_ID);
-      expect(sent.spanId).not.toBe(CLIENT_SPAN_ID);
-      expect(seen.tracestate).toBe(CLIENT_TRACESTATE);
+    const seen = await upstreamTraceContext(gateway.url);
+    const sent = parseTraceparent(seen.traceparent);
+    expect(sent.traceId).toBe(CLIENT_TRACE_ID);
+    expect(sent.spanId).not.toBe(CLIENT_SPAN_ID);
+    expect(seen.tracestate).toBe(CLIENT_TRACESTATE);
 
-      await gateway.close(); // flushes the buffered spans
-      const span = receiver.spans.find((s) => s.spanId === sent.spanId);
-      expect(span).toMatchObject({
-        resource: { "service.name": "gw-e2e" },
-        name: "tools/call demo",
-        traceId: CLIENT_TRACE_ID,
-        parentSpanId: CLIENT_SPAN_ID,
-        attributes: {
-          "svc.server": "demo",
-          "mcp.method.name": "tools/call",
-          "http.response.status_code": 200,
-        },
-      });
-      expect(span?.events.map((e) => e.name)).toEqual([
-        "routed",
-        "authenticated",
-        "server_authorized",
-        "limits_checked",
-        "session_checked",
-        "parsed",
-        "capabilities_authorized",
-        "upstream_answered",
-      ]);
-      // No identity of the caller on the span (the audit trail has it, joined by svc.request_id).
-      expect(Object.keys(span?.attributes ?? {}).filter((k) => /sub|user|principal/.test(k))).toEqual([]);
-      // initialize, the initialized notification and the call: one span each, all in the client's trace.
-      expect(receiver.spans.filter((s) => s.traceId === CLIENT_TRACE_ID).length).toBeGreaterThanOrEqual(3);
-    },
-    60_000,
-  );
+    await gateway.close(); // flushes the buffered spans
+    const span = receiver.spans.find((s) => s.spanId === sent.spanId);
+    expect(span).toMatchObject({
+      resource: { "service.name": "gw-e2e" },
+      name: "tools/call demo",
+      traceId: CLIENT_TRACE_ID,
+      parentSpanId: CLIENT_SPAN_ID,
+      attributes: {
+        "svc.server": "demo",
+        "mcp.method.name": "tools/call",
+        "http.response.status_code": 200,
+      },
+    });
+    expect(span?.events.map((e) => e.name)).toEqual([
+      "routed",
+      "authenticated",
+      "server_authorized",
+      "limits_checked",
+      "session_checked",
+      "parsed",
+      "capabilities_authorized",
+      "upstream_answered",
+    ]);
+    // No identity of the caller on the span (the audit trail has it, joined by svc.request_id).
+    expect(Object.keys(span?.attributes ?? {}).filter((k) => /sub|user|principal/.test(k))).toEqual([]);
+    // initialize, the initialized notification and the call: one span each, all in the client's trace.
+    expect(receiver.spans.filter((s) => s.traceId === CLIENT_TRACE_ID).length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
 });
