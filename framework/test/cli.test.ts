@@ -54,7 +54,7 @@ beforeAll(async () => {
   await writeFile(join(project, ".env"), `GREETING_SECRET=${SECRET}\n`);
   await writeFile(
     join(project, "tools", "secret.ts"),
-    `import { defineTool } from "svc";\nexport default defineTool({ description: "Reveals whether the secret is set", handler: () => process.env.GREETING_SECRET ?? "unset" });\n`,
+    `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ description: "Reveals whether the secret is set", handler: () => process.env.GREETING_SECRET ?? "unset" });\n`,
   );
 }, 60_000);
 

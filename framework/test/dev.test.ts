@@ -30,7 +30,7 @@ async function description(): Promise<string | undefined> {
 }
 
 const envTool = (text: string) =>
-  `import { defineTool } from "svc";\nexport default defineTool({ description: ${JSON.stringify(text)}, handler: () => process.env.DEV_ONLY ?? "unset" });\n`;
+  `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ description: ${JSON.stringify(text)}, handler: () => process.env.DEV_ONLY ?? "unset" });\n`;
 
 beforeAll(async () => {
   root = await tempDir("dev");

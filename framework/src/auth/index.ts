@@ -1,4 +1,4 @@
-// Public module "svc/auth": what a project's auth.ts and its tools use (SPEC A, Authentication).
+// Public module "@svc-mcp/framework/auth": what a project's auth.ts and its tools use (SPEC A, Authentication).
 
 import { getApiKey, getAuthToken } from "./context.ts";
 import { configureDevAuth, configureJwtAuth } from "./legacy.ts";

@@ -1,15 +1,17 @@
 import type { Plugin } from "esbuild";
 import { FRAMEWORK_DIR, FRAMEWORK_ENTRIES, RUNTIME_PACKAGES } from "./framework-location.ts";
 
-/** esbuild plugin: `svc`, `svc/auth` and the runtime packages resolve to the framework's own copies. */
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const FRAMEWORK_ENTRY_FILTER = new RegExp(
+  `^(${Object.keys(FRAMEWORK_ENTRIES).map(escapeRegExp).join("|")})$`,
+);
+
+/** esbuild plugin: the framework package, its `/auth` module, `svc:runtime` and the runtime packages resolve to the framework's own copies. */
 export function frameworkResolvePlugin(): Plugin {
   return {
     name: "svc-framework-resolve",
     setup(build) {
-      build.onResolve({ filter: /^svc(\/auth|:runtime)?$/ }, (args) => {
-        const path = FRAMEWORK_ENTRIES[args.path];
-        return path ? { path } : undefined;
-      });
+      build.onResolve({ filter: FRAMEWORK_ENTRY_FILTER }, (args) => ({ path: FRAMEWORK_ENTRIES[args.path] }));
       build.onResolve({ filter: RUNTIME_PACKAGES }, async (args) => {
         if (args.resolveDir.startsWith(FRAMEWORK_DIR) || args.pluginData === "svc") return undefined;
         const result = await build.resolve(args.path, {
