@@ -5,7 +5,7 @@ import { build, type Message } from "esbuild";
 import { discoverProject } from "../project/discover.ts";
 import { deprecationWarning, legacyHealthFields, loadSettings } from "../project/settings.ts";
 import { entrySource } from "./entry-source.ts";
-import { FRAMEWORK_DIR, FRAMEWORK_VERSION } from "./framework-location.ts";
+import { FRAMEWORK_NODE_PATHS, FRAMEWORK_VERSION } from "./framework-location.ts";
 import type { BuildMode, Manifest } from "./manifest.ts";
 import { frameworkResolvePlugin } from "./resolve-plugin.ts";
 import { hashSources } from "./sources.ts";
@@ -79,7 +79,7 @@ export async function buildProject(projectDirInput: string, mode: BuildMode): Pr
       outfile,
       sourcemap: "linked",
       logLevel: "silent",
-      nodePaths: [join(FRAMEWORK_DIR, "node_modules"), join(FRAMEWORK_DIR, "..")],
+      nodePaths: FRAMEWORK_NODE_PATHS,
       plugins: [frameworkResolvePlugin()],
       // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
       banner: {
