@@ -71,6 +71,42 @@ describe("svc dev", () => {
     expect(await description()).toBe("second");
   }, 90_000);
 
+  it("keeps the previous server serving when the new one fails at start, and says so", async () => {
+    await writeFile(join(project, "tools", "env.ts"), envTool("third"));
+    await until(() => listeningCount() === 3, "the reload after the fixed tool");
+    expect(await description()).toBe("third");
+    // Compiles, but configureAuth refuses the configuration when the server starts.
+    await writeFile(
+      join(project, "auth.ts"),
+      `import { configureAuth, StaticTokenConfig } from "@svc-mcp/framework/auth";\nconfigureAuth(new StaticTokenConfig({ tokens: {} }));\n`,
+    );
+    await until(
+      () =>
+        dev
+          ?.output()
+          .includes("the new server failed to start (see above); the previous server keeps serving") ?? false,
+      "the failed start",
+    );
+    expect(dev?.output()).toMatch(/"msg":"failed to start".*auth\.ts/);
+    expect(await description()).toBe("third");
+  }, 90_000);
+
+  it("ignores editor temporary files", async () => {
+    const rebuildLines = () =>
+      dev
+        ?.output()
+        .split("\n")
+        .filter((line) => line.includes("changed; rebuilding")) ?? [];
+    const before = rebuildLines().length;
+    for (const temp of [".env.ts.swp", "tools/env.ts~", "tools/.#env.ts", "4913", "tools/env.ts.tmp"]) {
+      await writeFile(join(project, temp), "x");
+    }
+    // A real change afterwards: the rebuild line names every file that changed since the last one.
+    await writeFile(join(project, "auth.ts"), "export {};\n");
+    await until(() => listeningCount() === 4, "the reload after auth.ts was fixed");
+    expect(rebuildLines().slice(before)).toEqual(["svc dev: auth.ts changed; rebuilding"]);
+  }, 90_000);
+
   it("stops its server when it stops", async () => {
     await dev?.stop();
     await expect(fetch(`${url}/health`)).rejects.toThrow();

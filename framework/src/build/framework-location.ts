@@ -44,3 +44,8 @@ export const FRAMEWORK_ENTRIES: Record<string, string> = {
  */
 export const RUNTIME_PACKAGES =
   /^(zod|hono|@hono\/node-server|@modelcontextprotocol\/sdk|@opentelemetry\/api)(\/.*)?$/;
+
+/** The URL Node resolves a runtime package to from the framework itself (the very module the runtime uses). */
+export function resolveFromFramework(specifier: string): string {
+  return import.meta.resolve(specifier);
+}
