@@ -58,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
   const publicUrl = process.env.SVC_PUBLIC_URL || `http://${connectHost(host)}:${boundPort}`;
   const builder = await createProjectBuilder(projectDir, "dev");
   let current: ServerProcess | undefined;
+  let stopping = false;
 
   const reload = async () => {
     const started = performance.now();
@@ -87,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
       if (current !== next) return;
       current = undefined;
       proxy.setTarget(undefined);
-      process.stderr.write("svc dev: the server exited; save a file to start it again\n");
+      if (!stopping) process.stderr.write("svc dev: the server exited; save a file to start it again\n");
     });
     await previous?.stop();
     const took = Math.round(performance.now() - started);
@@ -115,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   await new Promise<void>((resolve) => {
     const stop = () => {
+      stopping = true;
       watcher.close();
       clearTimeout(timer);
       void running
