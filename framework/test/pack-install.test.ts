@@ -83,7 +83,7 @@ describe("the packed framework in a project outside the repository", () => {
     );
   });
 
-  it("builds for production and serves a tool an SDK client can call", async () => {
+  it("builds for production and serves a tool an SDK client can call", { timeout: 120_000 }, async () => {
     const build = await run("npm", ["run", "build"], project);
     expect(build).toContain("svc: built tool-server (prod)");
     const port = await freePort();
