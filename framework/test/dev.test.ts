@@ -71,6 +71,21 @@ describe("svc dev", () => {
     expect(await description()).toBe("second");
   }, 90_000);
 
+  it("keeps the running server when the built components fail their check, reporting the problem once", async () => {
+    const keeping = () => (dev?.output().match(/keeping the running server/g) ?? []).length;
+    const before = keeping();
+    // Compiles, but a tool without a description fails the check of the bundle; the new server, started while
+    // the check ran, is stopped without its output.
+    await writeFile(
+      join(project, "tools", "env.ts"),
+      `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ handler: () => "x" } as never);\n`,
+    );
+    await until(() => keeping() > before, "the failed check");
+    expect(dev?.output()).toContain("tools/env.ts");
+    expect(dev?.output()).not.toContain('"msg":"failed to start"');
+    expect(await description()).toBe("second");
+  }, 90_000);
+
   it("keeps the previous server serving when the new one fails at start, and says so", async () => {
     await writeFile(join(project, "tools", "env.ts"), envTool("third"));
     await until(() => listeningCount() === 3, "the reload after the fixed tool");

@@ -1,6 +1,7 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
 import { type BuildOptions, context, type Message, type Plugin } from "esbuild";
 import { discoverProject } from "../project/discover.ts";
 import { deprecationWarning, legacyHealthFields, loadSettings } from "../project/settings.ts";
@@ -9,6 +10,8 @@ import { FRAMEWORK_NODE_PATHS, FRAMEWORK_VERSION } from "./framework-location.ts
 import type { BuildMode, Manifest } from "./manifest.ts";
 import { frameworkResolvePlugin } from "./resolve-plugin.ts";
 import { hashSources } from "./sources.ts";
+
+const execFileAsync = promisify(execFile);
 
 export class BuildError extends Error {
   override name = "BuildError";
@@ -26,23 +29,30 @@ function formatMessages(projectDir: string, messages: Message[]): string {
     .join("\n");
 }
 
-/** Loads the bundle in a child process (`--describe`) to check every component without starting a server. */
-function describeBundle(
+/**
+ * Loads the bundle in a child process (`--describe`) to check every component without starting a server.
+ * Asynchronous, so `svc dev` keeps forwarding requests to the running server meanwhile.
+ */
+async function describeBundle(
   outfile: string,
   projectDir: string,
-): Pick<Manifest, "components"> & { problems: string[] } {
-  const child = spawnSync(process.execPath, [outfile, "--describe"], {
+): Promise<Pick<Manifest, "components"> & { problems: string[] }> {
+  const { stdout, stderr } = await execFileAsync(process.execPath, [outfile, "--describe"], {
     cwd: projectDir,
     encoding: "utf8",
     env: { PATH: process.env.PATH ?? "", NODE_ENV: "production" },
     timeout: 60_000,
-  });
-  const line = child.stdout.trim().split("\n").pop() ?? "";
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((error: { stdout?: string; stderr?: string }) => ({
+    stdout: error.stdout ?? "",
+    stderr: error.stderr ?? String(error),
+  }));
+  const line = stdout.trim().split("\n").pop() ?? "";
   try {
     const { problems, ...components } = JSON.parse(line) as Manifest["components"] & { problems: string[] };
     return { components, problems };
   } catch {
-    throw new BuildError(`loading the built components failed:\n${child.stderr || child.stdout}`);
+    throw new BuildError(`loading the built components failed:\n${stderr || stdout}`);
   }
 }
 
@@ -95,8 +105,12 @@ function bundleOptions(projectDir: string, mode: BuildMode, entry: () => string)
 }
 
 export interface ProjectBuilder {
-  /** Builds dist/ from the project as it is now; throws BuildError or SettingsError naming every problem. */
-  build(): Promise<Manifest>;
+  /**
+   * Builds dist/ from the project as it is now; throws BuildError or SettingsError naming every problem.
+   * `onBundled` runs once dist/server.mjs is written, before its components are checked: `svc dev` starts the
+   * new server then, so the check and the start overlap.
+   */
+  build(onBundled?: () => void): Promise<Manifest>;
   dispose(): Promise<void>;
 }
 
@@ -115,7 +129,7 @@ export async function createProjectBuilder(
   const esbuild = await context(bundleOptions(projectDir, mode, () => entry));
   return {
     dispose: () => esbuild.dispose(),
-    async build() {
+    async build(onBundled) {
       const settings = await loadSettings(projectDir);
       const rawSettings = JSON.parse(await readFile(join(projectDir, "svc.json"), "utf8")) as Record<
         string,
@@ -133,7 +147,8 @@ export async function createProjectBuilder(
         const errors = (error as { errors?: Message[] }).errors;
         throw new BuildError(errors ? formatMessages(projectDir, errors) : (error as Error).message);
       }
-      const described = describeBundle(join(distDir, "server.mjs"), projectDir);
+      onBundled?.();
+      const described = await describeBundle(join(distDir, "server.mjs"), projectDir);
       if (described.problems.length > 0) {
         await rm(distDir, { recursive: true, force: true });
         throw new BuildError(described.problems.join("\n"));

@@ -62,16 +62,21 @@ export async function run(argv: string[]): Promise<number> {
 
   const reload = async () => {
     const started = performance.now();
-    if (!(await buildAndReport(projectDir, "dev", () => builder.build()))) {
+    // The server listens on a port of its own; requests reach it through this process once it is ready.
+    const env: NodeJS.ProcessEnv = { ...devEnvironment(projectDir), HOST: host, PORT: "0" };
+    env.SVC_PUBLIC_URL ??= publicUrl;
+    let next: ServerProcess | undefined;
+    const startNext = () => {
+      next = startServerProcess(join(projectDir, "dist", "server.mjs"), projectDir, env);
+    };
+    if (!(await buildAndReport(projectDir, "dev", () => builder.build(startNext))) || !next) {
+      await next?.stop();
       process.stderr.write(
         `svc dev: ${current ? "keeping the running server" : "no server is running"}; fix the problem and save again\n`,
       );
       return;
     }
-    // The server listens on a port of its own; requests reach it through this process once it is ready.
-    const env: NodeJS.ProcessEnv = { ...devEnvironment(projectDir), HOST: host, PORT: "0" };
-    env.SVC_PUBLIC_URL ??= publicUrl;
-    const next = startServerProcess(join(projectDir, "dist", "server.mjs"), projectDir, env);
+    next.showOutput();
     const url = await next.ready;
     if (url === undefined) {
       process.stderr.write(
@@ -111,7 +116,10 @@ export async function run(argv: string[]): Promise<number> {
       const named =
         files.length > 3 ? `${files.slice(0, 3).join(", ")} and ${files.length - 3} more` : files.join(", ");
       process.stderr.write(`svc dev: ${named} changed; rebuilding\n`);
-      running = running.then(reload);
+      // One unexpected failure must not end the loop: later saves still rebuild.
+      running = running.then(reload).catch((error: unknown) => {
+        process.stderr.write(`svc dev: ${(error as Error).message}\n`);
+      });
     }, SETTLE_MS);
   });
   await new Promise<void>((resolve) => {
