@@ -11,7 +11,7 @@ import { repoRoot } from "./support/paths.ts";
 
 // What the kind e2e (e2e/kind/run.sh) applies, checked without a cluster: every resource it applies and every
 // state its `kubectl patch` steps lead to renders into a gateway configuration the operator would apply (CRD
-// schemas and `svc-gateway/config` rules), the invalid resource is refused for the reason the script greps for,
+// schemas and `@svc-mcp/gateway/config` rules), the invalid resource is refused for the reason the script greps for,
 // and the identity provider's Pod, its IdentityProvider resource and the script's token requests agree.
 
 const script = readFileSync(join(repoRoot, "e2e", "kind", "run.sh"), "utf8");

@@ -43,7 +43,7 @@ try {
   await writeFile(join(dir, "svc.json"), JSON.stringify({ name: "bench" }));
   await writeFile(
     join(dir, "tools", "echo.ts"),
-    `import { defineTool, z } from "svc";\nexport default defineTool({ description: "Echoes the text", input: { text: z.string() }, handler: ({ text }) => text });\n`,
+    `import { defineTool, z } from "@svc-mcp/framework";\nexport default defineTool({ description: "Echoes the text", input: { text: z.string() }, handler: ({ text }) => text });\n`,
   );
   await buildProject(dir, "prod");
   const framework = start([join(dir, "dist", "server.mjs")], { PORT: "0", HOST: "127.0.0.1" });

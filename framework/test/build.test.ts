@@ -9,7 +9,7 @@ import type { Spawned } from "./helpers/processes.ts";
 import { serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
 const tool = (description: string, extra = "") =>
-  `import { defineTool } from "svc";\nexport default defineTool({ ${extra} description: ${JSON.stringify(description)}, handler: () => "ok" });\n`;
+  `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ ${extra} description: ${JSON.stringify(description)}, handler: () => "ok" });\n`;
 
 let root: Awaited<ReturnType<typeof tempDir>>;
 let server: Spawned | undefined;
@@ -46,7 +46,7 @@ describe("a valid project", () => {
       "tools/_shared.ts": "export const notAComponent = 1;\n",
       "tools/charge.test.ts": "export {};\n",
       "lib/util.ts": "export const helper = () => 1;\n",
-      "resources/doc.ts": `import { defineResource } from "svc";\nexport default defineResource({ uri: "docs://x", description: "A doc", read: () => "x" });\n`,
+      "resources/doc.ts": `import { defineResource } from "@svc-mcp/framework";\nexport default defineResource({ uri: "docs://x", description: "A doc", read: () => "x" });\n`,
       "health.ts": `export async function check() { return { status: "pass", services: { db: "up" } }; }\n`,
       "readiness.ts": `export function check() { return { status: "pass", degraded: true, message: "warming up" }; }\n`,
     });
@@ -87,10 +87,10 @@ describe("build errors name the files", () => {
       "svc.json": { name: "broken" },
       "tools/a.ts": tool("First", `name: "same",`),
       "tools/b.ts": tool("Second", `name: "same",`),
-      "tools/nodesc.ts": `import { defineTool } from "svc";\nexport default defineTool({ handler: () => "x" } as never);\n`,
+      "tools/nodesc.ts": `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ handler: () => "x" } as never);\n`,
       "tools/nothing.ts": "export const x = 1;\n",
       "prompts/empty.ts": "export {};\n",
-      "prompts/named.ts": `import { definePrompt } from "svc";\nexport const p = definePrompt({ description: "d", render: () => "x" });\n`,
+      "prompts/named.ts": `import { definePrompt } from "@svc-mcp/framework";\nexport const p = definePrompt({ description: "d", render: () => "x" });\n`,
       "resources/wrong.ts": tool("A tool in resources/"),
       "health.ts": "export function probe() { return true; }\n",
     });

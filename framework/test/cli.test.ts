@@ -7,6 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   freePort,
+  REPO_ROOT,
   runToEnd,
   type Spawned,
   SVC_BIN,
@@ -19,6 +20,7 @@ const SECRET = "s3cr3t-value-that-must-never-reach-dist";
 
 let root: Awaited<ReturnType<typeof tempDir>>;
 let project: string;
+let initOutput: string;
 const running: Spawned[] = [];
 const clients: Client[] = [];
 
@@ -51,10 +53,11 @@ beforeAll(async () => {
   project = join(root.dir, "hello-server");
   const init = await runToEnd(SVC_BIN, ["init", project], { cwd: root.dir });
   expect(init.code, init.output).toBe(0);
+  initOutput = init.output;
   await writeFile(join(project, ".env"), `GREETING_SECRET=${SECRET}\n`);
   await writeFile(
     join(project, "tools", "secret.ts"),
-    `import { defineTool } from "svc";\nexport default defineTool({ description: "Reveals whether the secret is set", handler: () => process.env.GREETING_SECRET ?? "unset" });\n`,
+    `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ description: "Reveals whether the secret is set", handler: () => process.env.GREETING_SECRET ?? "unset" });\n`,
   );
 }, 60_000);
 
@@ -85,6 +88,25 @@ describe("svc init → build prod → run", () => {
     expect(manifest).toContain("name: hello-server");
   });
 
+  it("writes a package.json that installs the framework by its package name, with the Node 24 pin", async () => {
+    const framework = JSON.parse(await readFile(join(REPO_ROOT, "framework", "package.json"), "utf8"));
+    const repository = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8"));
+    const written = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(written.name).toBe("hello-server");
+    expect(written.dependencies).toEqual({ [framework.name]: `^${framework.version}` });
+    // The scaffold pins the same Node as this repository does.
+    expect(written.devDependencies.node).toBe(repository.devDependencies.node);
+    expect(Object.keys(written.scripts).sort()).toEqual(["build", "dev", "start"]);
+    expect(await readFile(join(project, "tools", "hello.ts"), "utf8")).toContain(`from "${framework.name}"`);
+    expect(await readFile(join(project, "README.md"), "utf8")).toMatch(/^# hello-server\n/);
+  });
+
+  it("prints exactly the commands that work next", () => {
+    expect(initOutput.slice(initOutput.indexOf("Next:"))).toBe(
+      `Next:\n  cd ${project}\n  npm install\n  npm run dev\n`,
+    );
+  });
+
   it("builds prod without any install and without the .env secret", async () => {
     const build = await runToEnd(SVC_BIN, ["build", "prod"], { cwd: project });
     expect(build.code, build.output).toBe(0);
@@ -99,7 +121,17 @@ describe("svc init → build prod → run", () => {
   }, 120_000);
 
   it("serves /mcp, /health and /ready; a client lists and calls the scaffolded tool", async () => {
-    const { url } = await svcRun();
+    const { url, spawned } = await svcRun();
+    // The scaffold's auth.ts configures nothing: one warning line says so.
+    const warnings = spawned
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("no auth configured"));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] ?? "{}")).toMatchObject({
+      level: "warn",
+      msg: "no auth configured: /mcp is open",
+    });
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: "pass" });

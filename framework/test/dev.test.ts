@@ -30,7 +30,7 @@ async function description(): Promise<string | undefined> {
 }
 
 const envTool = (text: string) =>
-  `import { defineTool } from "svc";\nexport default defineTool({ description: ${JSON.stringify(text)}, handler: () => process.env.DEV_ONLY ?? "unset" });\n`;
+  `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ description: ${JSON.stringify(text)}, handler: () => process.env.DEV_ONLY ?? "unset" });\n`;
 
 beforeAll(async () => {
   root = await tempDir("dev");
@@ -69,6 +69,57 @@ describe("svc dev", () => {
     await until(() => dev?.output().includes("keeping the running server") ?? false, "the failed rebuild");
     expect(dev?.output()).toContain("tools/env.ts:1:");
     expect(await description()).toBe("second");
+  }, 90_000);
+
+  it("keeps the running server when the built components fail their check, reporting the problem once", async () => {
+    const keeping = () => (dev?.output().match(/keeping the running server/g) ?? []).length;
+    const before = keeping();
+    // Compiles, but a tool without a description fails the check of the bundle; the new server, started while
+    // the check ran, is stopped without its output.
+    await writeFile(
+      join(project, "tools", "env.ts"),
+      `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ handler: () => "x" } as never);\n`,
+    );
+    await until(() => keeping() > before, "the failed check");
+    expect(dev?.output()).toContain("tools/env.ts");
+    expect(dev?.output()).not.toContain('"msg":"failed to start"');
+    expect(await description()).toBe("second");
+  }, 90_000);
+
+  it("keeps the previous server serving when the new one fails at start, and says so", async () => {
+    await writeFile(join(project, "tools", "env.ts"), envTool("third"));
+    await until(() => listeningCount() === 3, "the reload after the fixed tool");
+    expect(await description()).toBe("third");
+    // Compiles, but configureAuth refuses the configuration when the server starts.
+    await writeFile(
+      join(project, "auth.ts"),
+      `import { configureAuth, StaticTokenConfig } from "@svc-mcp/framework/auth";\nconfigureAuth(new StaticTokenConfig({ tokens: {} }));\n`,
+    );
+    await until(
+      () =>
+        dev
+          ?.output()
+          .includes("the new server failed to start (see above); the previous server keeps serving") ?? false,
+      "the failed start",
+    );
+    expect(dev?.output()).toMatch(/"msg":"failed to start".*auth\.ts/);
+    expect(await description()).toBe("third");
+  }, 90_000);
+
+  it("ignores editor temporary files", async () => {
+    const rebuildLines = () =>
+      dev
+        ?.output()
+        .split("\n")
+        .filter((line) => line.includes("changed; rebuilding")) ?? [];
+    const before = rebuildLines().length;
+    for (const temp of [".env.ts.swp", "tools/env.ts~", "tools/.#env.ts", "4913", "tools/env.ts.tmp"]) {
+      await writeFile(join(project, temp), "x");
+    }
+    // A real change afterwards: the rebuild line names every file that changed since the last one.
+    await writeFile(join(project, "auth.ts"), "export {};\n");
+    await until(() => listeningCount() === 4, "the reload after auth.ts was fixed");
+    expect(rebuildLines().slice(before)).toEqual(["svc dev: auth.ts changed; rebuilding"]);
   }, 90_000);
 
   it("stops its server when it stops", async () => {

@@ -33,13 +33,13 @@ beforeAll(async () => {
   const dir = join(root.dir, "guarded");
   await writeProject(dir, {
     "svc.json": { name: "guarded" },
-    "auth.ts": `import { configureAuth, StaticTokenConfig } from "svc/auth";
+    "auth.ts": `import { configureAuth, StaticTokenConfig } from "@svc-mcp/framework/auth";
 configureAuth(new StaticTokenConfig({
   tokens: { "${TOKEN_A}": { client_id: "alice", scopes: ["mcp:tools"] }, "${TOKEN_B}": { client_id: "bob", scopes: ["mcp:tools"] } },
   required_scopes: ["mcp:tools"],
 }));\n`,
-    "tools/whoami.ts": `import { defineTool } from "svc";
-import { getAuthToken } from "svc/auth";
+    "tools/whoami.ts": `import { defineTool } from "@svc-mcp/framework";
+import { getAuthToken } from "@svc-mcp/framework/auth";
 export default defineTool({ description: "Who is calling", handler: (_args, ctx) =>
   ({ clientId: ctx.authInfo?.clientId ?? null, scopes: ctx.authInfo?.scopes ?? [], token: getAuthToken() ?? null }) });\n`,
   });
@@ -93,9 +93,9 @@ describe("a broken auth.ts", () => {
     const dir = join(root.dir, "broken-auth");
     await writeProject(dir, {
       "svc.json": { name: "broken-auth" },
-      "auth.ts": `import { configureAuth, JWTAuthConfig } from "svc/auth";
+      "auth.ts": `import { configureAuth, JWTAuthConfig } from "@svc-mcp/framework/auth";
 configureAuth(new JWTAuthConfig({ jwks_uri_env_var: "JWKS_URI", issuer_env_var: "JWT_ISSUER", audience_env_var: "JWT_AUDIENCE" }));\n`,
-      "tools/t.ts": `import { defineTool } from "svc";\nexport default defineTool({ description: "t", handler: () => "t" });\n`,
+      "tools/t.ts": `import { defineTool } from "@svc-mcp/framework";\nexport default defineTool({ description: "t", handler: () => "t" });\n`,
     });
     await buildProject(dir, "prod");
     const env = { PORT: "0", HOST: "127.0.0.1", JWKS_URI: "", JWT_ISSUER: "", JWT_AUDIENCE: "" };

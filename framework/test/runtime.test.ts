@@ -15,7 +15,7 @@ import { runToEnd, type Spawned } from "./helpers/processes.ts";
 import { connectClient, serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
 const TOOLS = {
-  "tools/slow.ts": `import { defineTool } from "svc";
+  "tools/slow.ts": `import { defineTool } from "@svc-mcp/framework";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Closes its response stream mid-call: the client must resume (Last-Event-ID) to get the result.
 export default defineTool({ description: "Closes the stream, then answers", handler: async (_a, ctx) => {
@@ -25,7 +25,7 @@ export default defineTool({ description: "Closes the stream, then answers", hand
   await ctx.log("warning", "after the stream closed");
   return "finished after reconnect";
 } });\n`,
-  "tools/chatty.ts": `import { defineTool } from "svc";
+  "tools/chatty.ts": `import { defineTool } from "@svc-mcp/framework";
 export default defineTool({ description: "Logs at two levels", handler: async (_a, ctx) => {
   await ctx.log("debug", "debug line"); await ctx.log("error", "error line"); return "ok";
 } });\n`,

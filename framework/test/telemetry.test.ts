@@ -11,22 +11,22 @@ import type { Spawned } from "./helpers/processes.ts";
 import { connectClient, serveBuilt, tempDir, writeProject } from "./helpers/projects.ts";
 
 const COMPONENTS = {
-  "tools/echo.ts": `import { defineTool, z } from "svc";
+  "tools/echo.ts": `import { defineTool, z } from "@svc-mcp/framework";
 export default defineTool({ description: "Echoes", input: { text: z.string(), apiKey: z.string().optional() },
   handler: ({ text }) => "echo:" + text });\n`,
-  "tools/soft.ts": `import { defineTool } from "svc";
+  "tools/soft.ts": `import { defineTool } from "@svc-mcp/framework";
 export default defineTool({ description: "Reports an error result", handler: () => ({ isError: true, content: [{ type: "text", text: "no" }] }) });\n`,
-  "tools/fail.ts": `import { defineTool } from "svc";
+  "tools/fail.ts": `import { defineTool } from "@svc-mcp/framework";
 export default defineTool({ description: "Fails", handler: () => { throw new Error("boom"); } });\n`,
-  "tools/ask.ts": `import { defineTool } from "svc";
+  "tools/ask.ts": `import { defineTool } from "@svc-mcp/framework";
 export default defineTool({ description: "Asks the user and the model", handler: async (_a, ctx) => {
   const answer = await ctx.elicit({ message: "Name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
   const sample = await ctx.sample({ messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 });
   return answer.action + ":" + (sample.content.type === "text" ? sample.content.text : "");
 } });\n`,
-  "resources/doc.ts": `import { defineResource } from "svc";
+  "resources/doc.ts": `import { defineResource } from "@svc-mcp/framework";
 export default defineResource({ uri: "docs://{id}", description: "Doc", read: (_uri, { id }) => "doc " + id });\n`,
-  "prompts/greet.ts": `import { definePrompt, z } from "svc";
+  "prompts/greet.ts": `import { definePrompt, z } from "@svc-mcp/framework";
 export default definePrompt({ description: "Greets", arguments: { who: z.string() }, render: ({ who }) => "Hello " + who });\n`,
 };
 

@@ -2,7 +2,7 @@
 // audience, with the scope tickets:read. Writing tickets additionally needs tickets:write (checked by the
 // tool). Values come from the environment at start (see .env.example); a missing or wrong one stops the
 // server instead of serving unauthenticated.
-import { configureAuth, JWTAuthConfig } from "svc/auth";
+import { configureAuth, JWTAuthConfig } from "@svc-mcp/framework/auth";
 
 configureAuth(
   new JWTAuthConfig({

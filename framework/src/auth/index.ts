@@ -1,5 +1,5 @@
-// Public module "svc/auth": what a project's auth.ts and its tools use: configureAuth and its helpers, the
-// config objects, and the request's token and API key.
+// Public module "@svc-mcp/framework/auth": what a project's auth.ts and its tools use: configureAuth and its helpers,
+// the config objects, and the request's token and API key.
 
 import { getApiKey, getAuthToken } from "./context.ts";
 import { configureDevAuth, configureJwtAuth } from "./legacy.ts";

@@ -34,6 +34,9 @@ export interface AuthLayerOptions {
   dataDir: string;
 }
 
+/** Logged once at start when /mcp is served without authentication (no auth.ts, or one that configures none). */
+export const NO_AUTH_WARNING = "no auth configured: /mcp is open";
+
 export { AuthConfigError } from "./errors.ts";
 export { clearAuthConfiguration } from "./registry.ts";
 
@@ -47,7 +50,11 @@ export async function createAuthLayer(options: AuthLayerOptions): Promise<AuthLa
   );
 
   if (!auth) {
-    return { install: () => {}, guard: createContextOnlyGuard(apiKey), warnings: [...warnings] };
+    return {
+      install: () => {},
+      guard: createContextOnlyGuard(apiKey),
+      warnings: [...warnings, NO_AUTH_WARNING],
+    };
   }
   if (apiKey && apiKey.header_name.toLowerCase() === "authorization") {
     throw new AuthConfigError(

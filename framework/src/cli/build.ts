@@ -1,5 +1,5 @@
 import { BuildError, buildProject } from "../build/build-project.ts";
-import type { BuildMode } from "../build/manifest.ts";
+import type { BuildMode, Manifest } from "../build/manifest.ts";
 import { SettingsError } from "../project/settings.ts";
 import { parseCommandArgs, UsageError } from "./args.ts";
 
@@ -27,10 +27,17 @@ export function parseMode(value: string | undefined): BuildMode {
   throw new UsageError(`unknown build mode '${value}' (expected dev or prod)`);
 }
 
-/** Runs a build and prints problems the way every command does; returns whether it succeeded. */
-export async function buildAndReport(projectDir: string, mode: BuildMode): Promise<boolean> {
+/**
+ * Runs a build and prints problems the way every command does; returns whether it succeeded. `build` is a
+ * kept builder's (svc dev) or a one-off one.
+ */
+export async function buildAndReport(
+  projectDir: string,
+  mode: BuildMode,
+  build: () => Promise<Manifest> = () => buildProject(projectDir, mode),
+): Promise<boolean> {
   try {
-    const manifest = await buildProject(projectDir, mode);
+    const manifest = await build();
     const { tools, resources, prompts } = manifest.components;
     process.stderr.write(
       `svc: built ${manifest.name} (${mode}): ${tools.length} tools, ${resources.length} resources, ${prompts.length} prompts → dist/server.mjs\n`,

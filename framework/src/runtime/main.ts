@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
-import { type AuthLayer, createAuthLayer } from "../auth/runtime.ts";
+import { type AuthLayer, createAuthLayer, NO_AUTH_WARNING } from "../auth/runtime.ts";
 import { deprecationWarning, parseSettings } from "../project/settings.ts";
 import { createApp } from "./app.ts";
 import { type CheckModule, checkModule } from "./health.ts";
@@ -66,7 +66,7 @@ async function loadAuth(
   dataDir: string,
 ): Promise<AuthLayer | undefined> {
   if (!project.auth) {
-    log("no auth.ts: /mcp is served without authentication");
+    log(NO_AUTH_WARNING, {}, "warn");
     return undefined;
   }
   try {

@@ -77,9 +77,12 @@ function createTelemetry(tracer: Tracer, detailed: boolean, shutdown: () => Prom
 }
 
 /**
- * Starts @opentelemetry/sdk-node when svc.json has opentelemetry_enabled. The OTLP HTTP exporter reads
+ * Starts tracing when svc.json has opentelemetry_enabled: a Node tracer provider (AsyncLocalStorage context, W3C
+ * trace context propagation) with one span processor. Only the trace SDK, not @opentelemetry/sdk-node, which
+ * carries every exporter (gRPC, protobuf, metrics, logs) into the bundle. The OTLP HTTP exporter reads
  * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_HEADERS itself; OTEL_TRACES_EXPORTER=console (or
- * opentelemetry_default_exporter "console") prints spans instead. OTEL_SERVICE_NAME overrides svc.json name.
+ * opentelemetry_default_exporter "console") prints spans instead. OTEL_SERVICE_NAME overrides svc.json name;
+ * OTEL_RESOURCE_ATTRIBUTES adds resource attributes.
  */
 export async function startTelemetry(
   settings: Settings,
@@ -87,7 +90,8 @@ export async function startTelemetry(
   log: (message: string, fields?: Record<string, unknown>) => void,
 ): Promise<Telemetry> {
   if (!settings.opentelemetry_enabled) return disabled;
-  const { NodeSDK } = await import("@opentelemetry/sdk-node");
+  const { NodeTracerProvider } = await import("@opentelemetry/sdk-trace-node");
+  const { detectResources, envDetector, resourceFromAttributes } = await import("@opentelemetry/resources");
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
     "@opentelemetry/sdk-trace-base"
   );
@@ -101,13 +105,16 @@ export async function startTelemetry(
     processor = new BatchSpanProcessor(new OTLPTraceExporter());
   }
   const serviceName = env.OTEL_SERVICE_NAME || settings.name;
-  const sdk = new NodeSDK({ serviceName, spanProcessors: [processor], instrumentations: [] });
-  sdk.start();
+  const resource = detectResources({ detectors: [envDetector] }).merge(
+    resourceFromAttributes({ "service.name": serviceName }),
+  );
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  provider.register();
   log("tracing enabled", {
     exporter: useConsole ? "console" : "otlp_http",
     endpoint: useConsole ? undefined : (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318 (default)"),
     service: serviceName,
     detailed_tracing: settings.detailed_tracing,
   });
-  return createTelemetry(trace.getTracer("svc"), settings.detailed_tracing, () => sdk.shutdown());
+  return createTelemetry(trace.getTracer("svc"), settings.detailed_tracing, () => provider.shutdown());
 }

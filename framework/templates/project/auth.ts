@@ -2,7 +2,7 @@
 // Uncomment one block. A broken configuration stops the server at start; it never serves unauthenticated.
 // Secrets come from the environment (a .env file for `svc build dev`), never from this file.
 
-// import { configureAuth, JWTAuthConfig } from "svc/auth";
+// import { configureAuth, JWTAuthConfig } from "@svc-mcp/framework/auth";
 // configureAuth(
 //   new JWTAuthConfig({
 //     jwks_uri_env_var: "JWKS_URI",
@@ -13,7 +13,7 @@
 // );
 
 // Development only (warns at start):
-// import { configureAuth, StaticTokenConfig } from "svc/auth";
+// import { configureAuth, StaticTokenConfig } from "@svc-mcp/framework/auth";
 // configureAuth(
 //   new StaticTokenConfig({
 //     tokens: { "dev-token-123": { client_id: "dev", scopes: ["mcp:tools"] } },
@@ -22,7 +22,7 @@
 // );
 
 // Pass an upstream API key through to tools (no validation here): read it with getApiKey().
-// import { configureApiKey } from "svc/auth";
+// import { configureApiKey } from "@svc-mcp/framework/auth";
 // configureApiKey("x-api-key");
 
 export {};

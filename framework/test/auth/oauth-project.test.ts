@@ -24,7 +24,7 @@ beforeAll(async () => {
   root = await tempDir("oauth-project");
   await writeProject(root.dir, {
     "svc.json": { name: "oauth-project" },
-    "auth.ts": `import { configureAuth, OAuthServerConfig } from "svc/auth";
+    "auth.ts": `import { configureAuth, OAuthServerConfig } from "@svc-mcp/framework/auth";
 configureAuth(new OAuthServerConfig({
   valid_scopes: ["notes:read"],
   required_scopes: ["notes:read"],
@@ -32,8 +32,8 @@ configureAuth(new OAuthServerConfig({
   approve: (request) => ({ approved: true, subject: "carol", scopes: request.scopes }),
 }));
 `,
-    "tools/token_info.ts": `import { defineTool } from "svc";
-import { getAuthToken } from "svc/auth";
+    "tools/token_info.ts": `import { defineTool } from "@svc-mcp/framework";
+import { getAuthToken } from "@svc-mcp/framework/auth";
 export default defineTool({
   description: "Shows what the tool sees of the caller",
   handler: (_args, context) => ({ hasToken: getAuthToken() !== undefined, sub: context.authInfo?.extra?.sub, scopes: context.authInfo?.scopes }),

@@ -26,15 +26,18 @@ export interface Spawned {
   stop: () => Promise<void>;
 }
 
-/** Spawns a command with the workspace's Node first on PATH; collects stdout+stderr. */
+/**
+ * Spawns a command with the workspace's Node first on PATH (or exactly `path`, for processes that must not see
+ * this repository); collects stdout+stderr.
+ */
 export function spawnWithOutput(
   command: string,
   args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; path?: string },
 ): Spawned {
   const child = spawn(command, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env, PATH: `${BIN_DIR}:${process.env.PATH ?? ""}` },
+    env: { ...process.env, ...options.env, PATH: options.path ?? `${BIN_DIR}:${process.env.PATH ?? ""}` },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -61,7 +64,7 @@ export function spawnWithOutput(
 export async function runToEnd(
   command: string,
   args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; path?: string },
 ): Promise<{ code: number | null; output: string }> {
   const spawned = spawnWithOutput(command, args, options);
   const code = await new Promise<number | null>((resolve) => spawned.child.once("exit", resolve));

@@ -1,4 +1,4 @@
-// `svc-gateway/config`: the gateway configuration's schema, loader and validator (the operator uses it too).
+// `@svc-mcp/gateway/config`: the gateway configuration's schema, loader and validator (the operator uses it too).
 
 export { CONTROL_PLANE_ENV } from "./centralized.ts";
 export {

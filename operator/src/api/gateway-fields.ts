@@ -2,7 +2,7 @@ import type { JsonSchema } from "./json-schema.ts";
 import { assertRoundTrip, camelToSnake } from "./key-case.ts";
 import { isSecretField, isSecretMap } from "./secret-fields.ts";
 
-// Turns a gateway config JSON schema (snake_case, from svc-gateway/config) into the shape a custom resource
+// Turns a gateway config JSON schema (snake_case, from @svc-mcp/gateway/config) into the shape a custom resource
 // uses: camelCase keys, and secret fields as `{ secretKeyRef: { name, key } }`. The reverse, from a
 // resource's spec back to gateway YAML, walks the same converted schema (`toGatewayValue`), so both
 // directions follow one rule and free-form maps (e.g. OTLP headers) keep their keys untouched.

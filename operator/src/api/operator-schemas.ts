@@ -2,7 +2,7 @@ import { z } from "zod";
 
 // The parts of the custom resources that belong to the operator rather than to the gateway config: which
 // resources a gateway selects, how a framework-built server runs, and status. The gateway's own fields come
-// from svc-gateway/config (see resource-schemas.ts), never retyped here.
+// from @svc-mcp/gateway/config (see resource-schemas.ts), never retyped here.
 
 /** Kubernetes core types embedded as-is (EnvVar, ResourceRequirements, ...): the API server validates
  *  them when the Deployment is applied, so the CRD keeps them open instead of copying their schema. */

@@ -6,7 +6,7 @@ import {
   oauthServerSchema,
   securitySchema,
   serverSchema,
-} from "svc-gateway/config";
+} from "@svc-mcp/gateway/config";
 import type { z } from "zod";
 import { toResourceSchema } from "./gateway-fields.ts";
 import { type JsonSchema, zodToStructural } from "./json-schema.ts";

@@ -1,4 +1,4 @@
-import { nearestKey } from "svc-gateway/config";
+import { nearestKey } from "@svc-mcp/gateway/config";
 
 /** node:util parseArgs errors in the CLI's words: the option at fault, and the one probably meant. */
 export function describeArgsError(error: Error & { code?: string }, known: readonly string[]): string {

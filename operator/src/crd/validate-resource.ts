@@ -1,6 +1,6 @@
+import { nearestKey } from "@svc-mcp/gateway/config";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { nearestKey } from "svc-gateway/config";
 import type { JsonSchema } from "../api/json-schema.ts";
 import type { Kind } from "../api/names.ts";
 import { resourceSchema } from "./build-crds.ts";

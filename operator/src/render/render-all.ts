@@ -1,4 +1,4 @@
-import { nearestKey } from "svc-gateway/config";
+import { nearestKey } from "@svc-mcp/gateway/config";
 import { API_GROUP, GROUP_VERSION, KINDS, type Kind } from "../api/names.ts";
 import { validateResource } from "../crd/validate-resource.ts";
 import type { ResourceProblem } from "./problems.ts";

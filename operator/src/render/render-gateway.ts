@@ -1,4 +1,4 @@
-import { validateConfigText } from "svc-gateway/config";
+import { validateConfigText } from "@svc-mcp/gateway/config";
 import { stringify } from "yaml";
 import { FieldError, type SecretReference, toGatewayValue } from "../api/gateway-fields.ts";
 import type { LabelSelector } from "../api/operator-schemas.ts";

@@ -1,4 +1,4 @@
-import { definePrompt, z } from "svc";
+import { definePrompt, z } from "@svc-mcp/framework";
 
 export default definePrompt({
   description: "A prompt with two required arguments",

@@ -1,4 +1,4 @@
-import { definePrompt } from "svc";
+import { definePrompt } from "@svc-mcp/framework";
 import { RED_PIXEL_PNG } from "../lib/media.ts";
 
 export default definePrompt({

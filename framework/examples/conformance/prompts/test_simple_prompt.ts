@@ -1,4 +1,4 @@
-import { definePrompt } from "svc";
+import { definePrompt } from "@svc-mcp/framework";
 
 export default definePrompt({
   description: "A simple prompt without arguments",

@@ -1,4 +1,4 @@
-import { defineResource } from "svc";
+import { defineResource } from "@svc-mcp/framework";
 import { RED_PIXEL_PNG } from "../lib/media.ts";
 
 export default defineResource({

@@ -1,4 +1,4 @@
-import { defineResource } from "svc";
+import { defineResource } from "@svc-mcp/framework";
 
 export default defineResource({
   uri: "test://template/{id}/data",

@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 
 // A raw JSON Schema is published as written, so 2020-12 keywords ($schema, $defs, $ref) survive.
 export default defineTool({

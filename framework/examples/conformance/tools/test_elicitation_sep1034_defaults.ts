@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 
 export default defineTool({
   description: "Elicitation with a default value for every primitive type (SEP-1034)",

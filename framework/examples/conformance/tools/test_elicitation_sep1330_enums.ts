@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 
 export default defineTool({
   description: "Elicitation with the five enum schema variants (SEP-1330)",

@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 import { RED_PIXEL_PNG } from "../lib/media.ts";
 
 export default defineTool({

@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 import { sleep } from "../lib/media.ts";
 
 // SSE polling (SEP-1699): close this request's stream mid-call; the client reconnects with Last-Event-ID and

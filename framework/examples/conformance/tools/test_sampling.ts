@@ -1,4 +1,4 @@
-import { defineTool, z } from "svc";
+import { defineTool, z } from "@svc-mcp/framework";
 
 export default defineTool({
   description: "Asks the client's model to answer a prompt (sampling)",

@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 import { sleep } from "../lib/media.ts";
 
 export default defineTool({

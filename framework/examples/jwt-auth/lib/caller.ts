@@ -1,4 +1,4 @@
-import type { RequestContext } from "svc";
+import type { RequestContext } from "@svc-mcp/framework";
 
 /** The authenticated caller, as established by auth.ts. */
 export interface Caller {

@@ -1,4 +1,4 @@
-import type { ToolReturn } from "svc";
+import type { ToolReturn } from "@svc-mcp/framework";
 import { ForbiddenError } from "./caller.ts";
 
 /** Runs a tool body; refusals and upstream failures become tool errors the model can read. */

@@ -1,4 +1,4 @@
-import { defineTool, z } from "svc";
+import { defineTool, z } from "@svc-mcp/framework";
 import { caller } from "../lib/caller.ts";
 import { toolResult } from "../lib/result.ts";
 import { type Ticket, ticketsApi } from "../lib/tickets-api.ts";

@@ -1,4 +1,4 @@
-import { defineTool } from "svc";
+import { defineTool } from "@svc-mcp/framework";
 import { caller } from "../lib/caller.ts";
 
 export default defineTool({

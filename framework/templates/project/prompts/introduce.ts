@@ -1,4 +1,4 @@
-import { definePrompt, z } from "svc";
+import { definePrompt, z } from "@svc-mcp/framework";
 
 export default definePrompt({
   description: "Asks the model to introduce someone, using the hello tool.",

@@ -1,4 +1,4 @@
-import { defineTool, z } from "svc";
+import { defineTool, z } from "@svc-mcp/framework";
 import { greeting } from "../lib/greeting.ts";
 
 // The tool's name comes from the file path: tools/hello.ts → "hello" (set `name` to override).
