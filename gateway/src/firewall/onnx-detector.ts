@@ -20,7 +20,7 @@ import {
   type FirewallDirection,
 } from "./detector.ts";
 import { messageOf, type OnnxModelFiles } from "./onnx-model.ts";
-import type { ScoreRequest, WorkerMessage } from "./onnx-worker.ts";
+import type { CloseRequest, ScoreRequest, WorkerMessage } from "./onnx-worker.ts";
 
 export interface OnnxDetectorOptions {
   /** Names the detector (`onnx:<name>`) in audit records, metrics and errors. */
@@ -41,6 +41,8 @@ export const MAX_MAX_TOKENS = 8192;
 /** Texts waiting for one model: past this the detector is unavailable at once instead of queueing without end
  * behind a model that cannot keep up (on_error decides what that means). */
 export const MAX_WAITING_TEXTS = 64;
+/** How long a closing worker gets to release its model before it is terminated. */
+const CLOSE_GRACE_MS = 5000;
 /** Bounds of the JSON files read (a multilingual tokenizer.json is about 20 MB). */
 const MAX_TOKENIZER_BYTES = 64 * 1024 * 1024;
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -139,7 +141,13 @@ export async function loadOnnxDetector(options: OnnxDetectorOptions): Promise<De
       if (stopped !== undefined) return;
       // Texts still waiting end as unavailable instead of holding up the reload; ending the thread frees the model.
       stop("the detector was closed by a configuration reload");
-      await worker.terminate();
+      // The worker releases the model and ends by itself; terminating it inside native code can abort the process.
+      // One that does not end within the bound is terminated all the same.
+      const ended = once(worker, "exit");
+      worker.postMessage({ type: "close" } satisfies CloseRequest);
+      const timer = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
+      await ended;
+      clearTimeout(timer);
     },
   };
 }

@@ -10,6 +10,12 @@ export interface ScoreRequest {
   readonly text: string;
 }
 
+/** Asks the worker to release the model and end on its own: terminating a thread inside onnxruntime's native code can
+ * abort the whole process. */
+export interface CloseRequest {
+  readonly type: "close";
+}
+
 export type WorkerMessage =
   | { readonly type: "ready" }
   | { readonly type: "failed"; readonly message: string; readonly missingDependency: boolean }
@@ -22,7 +28,13 @@ const post = (message: WorkerMessage): void => port.postMessage(message);
 
 try {
   const model = await loadOnnxModel(workerData as OnnxModelFiles);
-  port.on("message", async ({ id, text }: ScoreRequest) => {
+  port.on("message", async (request: ScoreRequest | CloseRequest) => {
+    if ("type" in request) {
+      await model.release().catch(() => {});
+      port.close(); // nothing left to listen to: the thread ends
+      return;
+    }
+    const { id, text } = request;
     try {
       post({ type: "logits", id, logits: await model.logits(text) });
     } catch (error) {

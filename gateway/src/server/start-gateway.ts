@@ -327,6 +327,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       await pools.close();
     }
     await kv.close().catch(() => {});
+    // Detectors hold connections and model worker threads; a model's thread is ended by releasing its model.
+    await Promise.race([reloader?.current().detectors.close(), sleep(5000)]);
     // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
     await audit.close(auditDeadlineMs);
     // The last metrics and buffered spans too, within the same kind of bound.
