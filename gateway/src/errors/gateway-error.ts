@@ -31,7 +31,7 @@ export const GATEWAY_ERROR_CODES = {
   // with parts unscanned. HTTP 200 with the JSON-RPC error, like a capability refusal.
   uninspectable: { status: 200, rpcCode: -32013 },
   // The prompt-injection firewall recognised an injection. A client's request is refused before it is forwarded with
-  // HTTP 403 (the SPEC's answer: the request itself is the attack, not one call of it); an upstream's answer is
+  // HTTP 403 (the request itself is the attack, not one call of it); an upstream's answer is
   // replaced by this JSON-RPC error for its id, so the model never reads the planted instruction.
   injection_detected: { status: 403, rpcCode: -32014 },
   // A name or URI no upstream should be handed (control or format characters, white space at an end, …), or with
