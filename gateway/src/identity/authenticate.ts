@@ -16,7 +16,7 @@ import { type DpopProof, verifyDpopProof } from "./dpop-proof.ts";
 import type { Principal } from "./principal.ts";
 import { resourceMetadataUrl } from "./resource-metadata.ts";
 import { TokenRejected } from "./token-rejected.ts";
-import { TokenVerifier } from "./token-verifier.ts";
+import { type OwnIssuerTrust, TokenVerifier } from "./token-verifier.ts";
 import { VerificationCache } from "./verification-cache.ts";
 
 export type AuthMode =
@@ -39,8 +39,14 @@ export const ANONYMOUS_PRINCIPAL: Readonly<Principal> = Object.freeze({
  * Providers configured → verify tokens; SVC_ALLOW_ANONYMOUS is then ignored (a configured gateway never lets a
  * caller without a token in). No providers → closed, or anonymous when explicitly allowed.
  */
-export function authModeFor(providers: readonly IdentityProviderConfig[], allowAnonymous: boolean): AuthMode {
-  if (providers.length > 0) return { kind: "verify", verifier: new TokenVerifier(providers) };
+export function authModeFor(
+  providers: readonly IdentityProviderConfig[],
+  allowAnonymous: boolean,
+  ownIssuer?: OwnIssuerTrust,
+): AuthMode {
+  if (providers.length > 0 || ownIssuer !== undefined) {
+    return { kind: "verify", verifier: new TokenVerifier(providers, {}, ownIssuer) };
+  }
   return allowAnonymous ? { kind: "anonymous" } : { kind: "closed" };
 }
 
@@ -130,6 +136,29 @@ export function requireServerProvider(
     "the token is issued by another identity provider than this server's (see resource_metadata)",
   );
   throw unauthorized(rejection, request, authenticated.scheme);
+}
+
+/**
+ * A token from the gateway's own authorization server is for one resource (RFC 8707): the gateway as a whole, or
+ * this server's /{server}/mcp. A token for another server of the same gateway is refused here like a token for
+ * another audience, so a client cannot spend a token the user granted for one server on another.
+ */
+export function requireResource(authenticated: Authenticated, request: AuthRequest): void {
+  const resources = authenticated.principal.resources;
+  if (resources === undefined) return;
+  const gateway = originOf(request.baseUrl);
+  const server = `${gateway}/${encodeURIComponent(request.server)}/mcp`;
+  if (resources.includes(gateway) || resources.includes(server)) return;
+  const rejection = new TokenRejected("wrong_audience", `the token is not for ${server}`);
+  throw unauthorized(rejection, request, authenticated.scheme);
+}
+
+function originOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return "";
+  }
 }
 
 /** The proof that a DPoP-bound token is presented by the holder of its key (RFC 9449 sections 4.3 and 7.1). */

@@ -15,6 +15,11 @@ export interface Principal {
    * Kept on the principal because the verifier caches principals by token, so the hot path reads it for free.
    */
   dpopJkt?: string;
+  /**
+   * The audiences of a token from the gateway's own authorization server: the resources (RFC 8707) it was issued
+   * for, the gateway's URL or one /{server}/mcp URL. Unset for a provider's token (its audience is api_identifiers).
+   */
+  resources?: string[];
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type AuthRequest,
   authenticate,
   rejectionReasonOf,
+  requireResource,
   requireServerProvider,
 } from "../identity/authenticate.ts";
 import { principalKey } from "../identity/principal-key.ts";
@@ -155,6 +156,8 @@ async function proxyRequest(
   record.principal = principal;
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
+  // A token of the gateway's own authorization server names its resource: this server's, or the gateway's (401).
+  requireResource(authenticated, authRequest);
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
   //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.

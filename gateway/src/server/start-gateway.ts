@@ -13,6 +13,7 @@ import { ReplayGuard } from "../limits/replay-guard.ts";
 import { UserLoad } from "../limits/user-load.ts";
 import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
@@ -24,6 +25,7 @@ import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
+import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
 
@@ -147,6 +149,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   );
   // Set once the configuration has loaded; until then /readiness answers 503 and MCP requests 503.
   let reloader: ConfigReloader | undefined;
+  let oauthServer: OAuthServer | undefined;
   const currentConfig = (): ConfigSnapshot | undefined => reloader?.current();
 
   let draining = false;
@@ -176,6 +179,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     maxUpstreamResponseBytes: settings.maxUpstreamResponseBytes,
     maxSseEventBytes: settings.maxSseEventBytes,
     publicUrl: settings.publicUrl,
+    oauthServer: () => oauthServer,
     forwardRequestHeaders: settings.forwardRequestHeaders,
     health: () =>
       healthAnswer({
@@ -225,7 +229,15 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
+    oauthServer = buildOAuthServer(loaded, {
+      env,
+      kv,
+      logger,
+      publicUrl: settings.publicUrl,
+      currentConfig: () => reloader?.current(),
+    });
     const ready = new ConfigReloader({
+      ...(oauthServer === undefined ? {} : { ownIssuer: oauthServer.ownIssuer }),
       initial: loaded,
       env,
       allowAnonymous: settings.allowAnonymous,

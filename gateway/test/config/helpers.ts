@@ -51,8 +51,8 @@ export function fullConfig(): Tree {
 }
 
 /**
- * fullConfig() with the sections of features this version does not build turned on: control_plane, oauth_server and
- * enabled exporters. The validator refuses each of them (not-built.test.ts); the configuration's own rules on them still hold,
+ * fullConfig() with the sections of features this version does not build turned on: control_plane and enabled
+ * exporters; and oauth_server (built) with the identity-provider client it needs, so its ranges are checked too. The validator refuses each of them (not-built.test.ts); the configuration's own rules on them still hold,
  * so a file is ready for when they land. specProblemLines shows those rules' problems alone.
  */
 export function withUnbuiltSections(): Tree {
@@ -62,7 +62,7 @@ export function withUnbuiltSections(): Tree {
     api_key: "key",
     gateway_id: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
   };
-  config.oauth_server = {};
+  config.oauth_server = { idp_client_id: "gateway", idp_client_secret: "secret" };
   for (const type of ["search_index", "otel", "siem"]) delete config.exporters[type][0].enabled;
   return config;
 }

@@ -34,12 +34,6 @@ const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = 
     /^a SIEM exporter is not supported yet by this gateway version/,
   ],
   [
-    "oauth_server, even empty",
-    "oauth_server: {}\n",
-    "oauth_server (line 2:15)",
-    /^the gateway's own OAuth authorization server is not supported yet by this gateway version: .*; remove oauth_server/,
-  ],
-  [
     "upstream_auth_type oauth, written",
     `${SERVER}    upstream_auth_type: oauth\n`,
     "servers[0].upstream_auth_type (line 5:25)",
