@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RunningGateway, startGateway } from "../../../src/server/start-gateway.ts";
 import { TEST_GATEWAY_ENV } from "../../proxy/support/gateway.ts";
-import { GATEWAY_CLIENT } from "./company-idp.ts";
+import { startUpstream } from "../../proxy/support/upstream.ts";
+import { GATEWAY_CLIENT, startCompanyIdp } from "./company-idp.ts";
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -67,6 +68,34 @@ export async function startOAuthGateway(
     close: async () => {
       await gateway.close();
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface OAuthStack {
+  url: string;
+  gateway: RunningGateway;
+  close(): Promise<void>;
+}
+
+/** The company identity provider (alice: staff, eng), an upstream and a gateway with oauth_server on. */
+export async function startOAuthStack(
+  env: Record<string, string> = { SVC_OAUTH_DEV_KEYS: "true" },
+): Promise<OAuthStack> {
+  const port = await freePort();
+  const idp = await startCompanyIdp({
+    gatewayUrl: `http://127.0.0.1:${port}`,
+    groups: { alice: ["staff", "eng"] },
+  });
+  const upstream = await startUpstream({ stateful: true });
+  const gateway = await startOAuthGateway({ port, idpIssuer: idp.issuer, upstreamUrl: upstream.url, env });
+  return {
+    url: gateway.url,
+    gateway: gateway.gateway,
+    close: async () => {
+      await gateway.close();
+      await upstream.close();
+      await idp.close();
     },
   };
 }
