@@ -46,11 +46,8 @@ class KvAdapter implements Adapter {
       await this.#store.set(this.#store.keyOf("SessionUid", payload.uid), id, ttl);
     }
     if (GRANTABLE.has(this.#model) && payload.grantId !== undefined) {
-      await this.#store.append(
-        this.#store.keyOf("Grant:members", payload.grantId),
-        `${this.#model} ${id}`,
-        ttl,
-      );
+      // The member is named by its KV key (an HMAC of the id): an opaque token's id is the token itself.
+      await this.#store.append(this.#store.keyOf("Grant:members", payload.grantId), this.#key(id), ttl);
     }
   }
 
@@ -84,10 +81,10 @@ class KvAdapter implements Adapter {
   async revokeByGrantId(grantId: string): Promise<void> {
     const membersKey = this.#store.keyOf("Grant:members", grantId);
     const members = await this.#store.list(membersKey);
-    // Every model's adapter is asked in turn; each removes only its own members.
+    // Every model's adapter is asked in turn; each removes only its own members (their keys carry the model).
+    const own = this.#store.keyOf(this.#model, "").replace(/[^:]*$/, "");
     for (const member of members) {
-      const [model, id] = member.split(" ") as [string, string];
-      if (model === this.#model) await this.#store.delete(this.#key(id));
+      if (member.startsWith(own)) await this.#store.delete(member);
     }
   }
 }

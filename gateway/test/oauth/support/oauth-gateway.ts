@@ -1,21 +1,13 @@
 // A real gateway with oauth_server on, its company identity provider and an upstream, for the OAuth-server tests.
 // The issuer is the gateway's URL, fixed before it starts, so the port is picked first.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../../bench/free-port.ts";
 import { type RunningGateway, startGateway } from "../../../src/server/start-gateway.ts";
 import { TEST_GATEWAY_ENV } from "../../proxy/support/gateway.ts";
 import { startUpstream } from "../../proxy/support/upstream.ts";
 import { GATEWAY_CLIENT, startCompanyIdp } from "./company-idp.ts";
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface OAuthGatewayOptions {
   port: number;
