@@ -111,7 +111,10 @@ describe("the MCP SDK client's own OAuth against the gateway's authorization ser
 
 describe("client_credentials through Dynamic Client Registration, as the SPEC's Authentication section describes", () => {
   it("registers with the SPEC's request, gets a token with the client's secret, and calls a tool", async () => {
-    const metadata = await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json();
+    const metadata = (await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json()) as {
+      issuer: string;
+      registration_endpoint: string;
+    };
     expect(metadata.issuer).toBe(stack.url);
     expect(typeof metadata.registration_endpoint).toBe("string");
     const registered = await fetch(metadata.registration_endpoint, {
@@ -125,7 +128,7 @@ describe("client_credentials through Dynamic Client Registration, as the SPEC's 
       }),
     });
     expect(registered.status).toBe(201);
-    const client = await registered.json();
+    const client = (await registered.json()) as { client_id: string; client_secret: string };
     expect(typeof client.client_id).toBe("string");
     expect(typeof client.client_secret).toBe("string");
 
