@@ -161,6 +161,35 @@ function originOf(baseUrl: string): string {
   }
 }
 
+/**
+ * A user token of the gateway's own authorization server is good only while its grant lives: revoking the refresh
+ * token, or reusing a rotated one, revokes the grant, and the access tokens issued under it stop working at once
+ * instead of at their expiry. One KV read per request with such a token; the store unreachable → 503, never admitted.
+ */
+export async function requireLiveGrant(
+  authenticated: Authenticated,
+  request: AuthRequest,
+  isLive: ((grantId: string) => Promise<boolean>) | undefined,
+): Promise<void> {
+  const grantId = authenticated.principal.grantId;
+  if (grantId === undefined || isLive === undefined) return;
+  let live: boolean;
+  try {
+    live = await isLive(grantId);
+  } catch (error) {
+    throw new GatewayError(
+      "not_ready",
+      "Cannot check the token's authorization (the store is unreachable); try again",
+      {
+        cause: error,
+      },
+    );
+  }
+  if (live) return;
+  const rejection = new TokenRejected("revoked", "the authorization behind this token was revoked");
+  throw unauthorized(rejection, request, authenticated.scheme);
+}
+
 /** The proof that a DPoP-bound token is presented by the holder of its key (RFC 9449 sections 4.3 and 7.1). */
 async function bindingProof(request: AuthRequest, credentials: Credentials, jkt: string): Promise<DpopProof> {
   if (credentials.scheme !== "dpop") {

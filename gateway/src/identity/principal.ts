@@ -20,6 +20,11 @@ export interface Principal {
    * for, the gateway's URL or one /{server}/mcp URL. Unset for a provider's token (its audience is api_identifiers).
    */
   resources?: string[];
+  /**
+   * The grant a user token of the gateway's own authorization server was issued under: once the grant is revoked
+   * (the refresh token revoked, or reused after rotation), its access tokens are refused at once, before they expire.
+   */
+  grantId?: string;
 }
 
 /**

@@ -148,6 +148,7 @@ export class TokenVerifier {
       const resources = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
       if (resources.length === 0) throw new TokenRejected("missing_claim", 'the token has no "aud" claim');
       principal.resources = resources;
+      if (typeof payload.grant_id === "string") principal.grantId = payload.grant_id;
     }
     const dpopJkt = dpopKeyOf(payload);
     if (dpopJkt !== undefined) principal.dpopJkt = dpopJkt;

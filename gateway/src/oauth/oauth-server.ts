@@ -158,10 +158,11 @@ export class OAuthServer {
       findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
       // The user's groups from their last login at the identity provider, carried into every access token.
       extraTokenClaims: async (_ctx, token) => {
-        const accountId = (token as { accountId?: string }).accountId;
+        const { accountId, grantId } = token as { accountId?: string; grantId?: string };
         if (accountId === undefined) return {};
         const account = await store.get<Account>(store.keyOf("Account", accountId));
-        return { groups: account?.groups ?? [] };
+        // grant_id: the MCP route refuses the token once this grant is revoked (requireLiveGrant).
+        return { groups: account?.groups ?? [], ...(grantId === undefined ? {} : { grant_id: grantId }) };
       },
       extraClientMetadata: {
         properties: FETCHED_CLIENT_METADATA,
@@ -212,6 +213,10 @@ export class OAuthServer {
       },
     } as Configuration;
   }
+
+  /** True while grant `grantId` exists: not revoked, not expired. An arrow, so it can be handed around unbound. */
+  readonly isGrantLive = async (grantId: string): Promise<boolean> =>
+    (await this.#store.raw(this.#store.keyOf("Grant", grantId))) !== null;
 
   /** Serves a request under /oauth/* or a discovery document. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

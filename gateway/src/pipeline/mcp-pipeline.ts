@@ -10,6 +10,7 @@ import {
   type AuthRequest,
   authenticate,
   rejectionReasonOf,
+  requireLiveGrant,
   requireResource,
   requireServerProvider,
 } from "../identity/authenticate.ts";
@@ -19,6 +20,7 @@ import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
 import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
@@ -64,6 +66,8 @@ export interface McpPipelineDeps extends LimitDeps {
   userLoad: UserLoad;
   /** JSON-RPC messages one POST may carry. */
   maxBatchMessages: number;
+  /** The gateway's own authorization server, when oauth_server is configured (built once the config is loaded). */
+  oauthServer?: () => OAuthServer | undefined;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -158,6 +162,8 @@ async function proxyRequest(
   requireServerProvider(route.server.idp, authenticated, authRequest);
   // A token of the gateway's own authorization server names its resource: this server's, or the gateway's (401).
   requireResource(authenticated, authRequest);
+  // ...and, for a user's token, is refused once its grant is revoked (401).
+  await requireLiveGrant(authenticated, authRequest, deps.oauthServer?.()?.isGrantLive);
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
   //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.

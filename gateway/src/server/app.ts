@@ -7,7 +7,6 @@ import { type Context, Hono } from "hono";
 import { errorResponse } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
-import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
 import { corsResponseHeaders } from "../proxy/cors.ts";
 import { checkOrigin } from "../proxy/origin-guard.ts";
@@ -18,8 +17,6 @@ export interface GatewayAppDeps extends McpPipelineDeps {
   metrics: GatewayMetrics;
   health: () => EndpointAnswer;
   readiness: () => EndpointAnswer;
-  /** The gateway's own authorization server, when oauth_server is configured (built once the config is loaded). */
-  oauthServer?: () => OAuthServer | undefined;
 }
 
 function json(answer: EndpointAnswer, extraHeaders?: Record<string, string>): Response {

@@ -168,9 +168,18 @@ describe("refresh token rotation", () => {
     const second = rotated.body.refresh_token as string;
     expect(second).not.toBe(first);
 
+    const { client } = await connectClient(tools, {
+      headers: { authorization: `Bearer ${rotated.body.access_token}` },
+    });
+    await client.close();
+
     const reused = await refresh(stack.url, clientId, first);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe("invalid_grant");
+    // The access token issued with the rotation is refused at once too.
+    await expect(
+      connectClient(tools, { headers: { authorization: `Bearer ${rotated.body.access_token}` } }),
+    ).rejects.toThrow();
     // The legitimate holder's current token went with it: the thief cannot have kept a working one either.
     const afterReuse = await refresh(stack.url, clientId, second);
     expect(afterReuse.status).toBe(400);

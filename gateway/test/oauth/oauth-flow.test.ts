@@ -88,9 +88,9 @@ describe("the MCP SDK client's own OAuth against the gateway's authorization ser
     expect(provider.stored?.refresh_token).not.toBe(first?.refresh_token);
   }, 60_000);
 
-  it("refuses a revoked refresh token (RFC 7009)", async () => {
+  it("refuses a revoked refresh token (RFC 7009), and at once the access tokens issued with it", async () => {
     const provider = new MemoryClientProvider();
-    (await logIn(provider)).client.close();
+    const { client } = await logIn(provider);
     const clientId = provider.client?.client_id as string;
     const refreshToken = provider.stored?.refresh_token as string;
     const revoked = await fetch(`${stack.url}/oauth/revoke`, {
@@ -103,6 +103,20 @@ describe("the MCP SDK client's own OAuth against the gateway's authorization ser
       }),
     });
     expect(revoked.status).toBe(200);
+    // The session open before the revocation is refused on its next call, though the access token has not expired.
+    await expect(echo(client, "after revocation")).rejects.toThrow();
+    const call = await fetch(`${stack.url}/tools/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${provider.stored?.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(call.status).toBe(401);
+    expect(call.headers.get("www-authenticate")).toMatch(/invalid_token/);
+    await client.close();
     const answer = await refresh(stack.url, clientId, refreshToken);
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe("invalid_grant");
