@@ -165,8 +165,18 @@ export class OAuthServer {
         return { groups: account?.groups ?? [], ...(grantId === undefined ? {} : { grant_id: grantId }) };
       },
       extraClientMetadata: {
-        properties: FETCHED_CLIENT_METADATA,
-        validator: (_ctx, key, value) => {
+        properties: [...FETCHED_CLIENT_METADATA, "grant_types"],
+        validator: (_ctx, key, value, metadata) => {
+          if (key === "grant_types") {
+            // A machine token for whoever asks, with no secret at all: client_credentials needs a confidential client.
+            const machine = Array.isArray(value) && value.includes("client_credentials");
+            if (machine && metadata.token_endpoint_auth_method === "none") {
+              throw new errors.InvalidClientMetadata(
+                "client_credentials needs a client secret: token_endpoint_auth_method none is for public clients using PKCE",
+              );
+            }
+            return;
+          }
           if (value !== undefined) {
             throw new errors.InvalidClientMetadata(
               `${key} is not accepted: this server fetches no client-supplied URL (clients authenticate with a secret, or none with PKCE)`,
