@@ -70,8 +70,10 @@ class KvAdapter implements Adapter {
 
   async consume(id: string): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
-    // As long as the longest-lived record that can be consumed (a refresh token), so reuse stays detectable.
-    await this.#store.setIfAbsent(this.#consumedKey(id), String(now), UNBOUNDED_TTL_SECONDS);
+    // As long as the record itself, so reuse stays detectable while the record could be presented at all.
+    const payload = await this.#store.get<AdapterPayload>(this.#key(id));
+    const left = typeof payload?.exp === "number" ? payload.exp - now : UNBOUNDED_TTL_SECONDS;
+    await this.#store.setIfAbsent(this.#consumedKey(id), String(now), Math.max(1, left));
   }
 
   async destroy(id: string): Promise<void> {

@@ -10,6 +10,7 @@ import { createLocalJWKSet, type JWTVerifyGetKey } from "jose";
 import Provider, { type Configuration, errors, type JWK, type KoaContextWithOIDC } from "oidc-provider";
 import type { OAuthServerConfig } from "../config/index.ts";
 import type { KvStore } from "../kv/index.ts";
+import { RateLimiter, type RateLimitSettings } from "../limits/rate-limiter.ts";
 import type { Logger } from "../log/logger.ts";
 import { consentPage } from "./consent-page.ts";
 import { FederatedLogin, type PendingLogin } from "./federated-login.ts";
@@ -59,6 +60,8 @@ export interface OAuthServerOptions {
   /** True when `url` is a resource of this gateway: its origin, or /{server}/mcp of a configured server. */
   isResource: (url: string) => boolean;
   logger: Logger;
+  /** Registrations the whole gateway accepts per minute (SVC_OAUTH_REGISTRATIONS_PER_MINUTE): each one is stored. */
+  registrationsPerMinute: number;
 }
 
 /** What the MCP route's token verifier needs to trust this server's tokens like a provider's. */
@@ -80,12 +83,16 @@ export class OAuthServer {
   readonly #store: SealedStore;
   readonly #login: FederatedLogin;
   readonly #logger: Logger;
+  readonly #registrations: RateLimiter;
+  readonly #registrationLimit: RateLimitSettings;
   readonly #accountTtl: number;
 
   constructor(options: OAuthServerOptions) {
     const { config, secrets } = options;
     this.issuer = options.issuer;
     this.#logger = options.logger;
+    this.#registrations = new RateLimiter(options.kv);
+    this.#registrationLimit = { limit: options.registrationsPerMinute, windowSeconds: 60 };
     this.#store = new SealedStore(options.kv, secrets.kvKey);
     this.#accountTtl = config.refresh_token_ttl;
     if (config.idp_client_id === undefined || config.idp_client_secret === undefined) {
@@ -239,6 +246,13 @@ export class OAuthServer {
         if (action !== undefined && req.method === "POST") return await this.#decide(req, res, uid, action);
         return plain(res, 405, "method not allowed");
       }
+      if (
+        url.pathname === ROUTES.registration &&
+        req.method === "POST" &&
+        !(await this.#admitRegistration(res))
+      ) {
+        return;
+      }
       if (url.pathname === "/oauth/callback" && req.method === "GET")
         return await this.#callback(req, res, url);
       // RFC 8414 metadata is the OIDC discovery document: same issuer, same members.
@@ -249,6 +263,36 @@ export class OAuthServer {
       this.#logger.warn("oauth interaction failed", { error });
       if (!res.headersSent) plain(res, 400, `The login could not be completed: ${describe(error)}`);
     }
+  }
+
+  /**
+   * Every registration is a record kept for a year, and open registration lets anyone register: one budget for the
+   * whole gateway (all replicas) bounds what strangers can store. Over it: 429, Retry-After. The store unreachable:
+   * refused too (the registration could not be stored anyway).
+   */
+  async #admitRegistration(res: ServerResponse): Promise<boolean> {
+    const result = await this.#registrations.check(
+      OAUTH_SERVER_PROVIDER,
+      "registration",
+      this.#registrationLimit,
+    );
+    if (result.outcome === "admitted") return true;
+    const retry = result.outcome === "refused" ? result.retryAfterSeconds : 5;
+    res.writeHead(result.outcome === "refused" ? 429 : 503, {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "retry-after": String(retry),
+    });
+    res.end(
+      JSON.stringify({
+        error: "temporarily_unavailable",
+        error_description:
+          result.outcome === "refused"
+            ? `too many client registrations on this gateway (over ${this.#registrationLimit.limit} a minute); retry in ${retry} s`
+            : "client registration is unavailable (the store is unreachable)",
+      }),
+    );
+    return false;
   }
 
   /** The user arrives from /oauth/authorize: send them to log in, or ask for consent. */

@@ -17,6 +17,20 @@ export interface OAuthServerSetup {
   currentConfig: () => ConfigSnapshot | undefined;
 }
 
+const DEFAULT_REGISTRATIONS_PER_MINUTE = 60;
+
+function registrationsPerMinute(env: Record<string, string | undefined>): number {
+  const text = env.SVC_OAUTH_REGISTRATIONS_PER_MINUTE?.trim();
+  if (text === undefined || text === "") return DEFAULT_REGISTRATIONS_PER_MINUTE;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 100_000) {
+    throw new Error(
+      `SVC_OAUTH_REGISTRATIONS_PER_MINUTE must be a whole number from 1 to 100000, got '${text}'`,
+    );
+  }
+  return value;
+}
+
 export function buildOAuthServer(loaded: LoadedConfig, setup: OAuthServerSetup): OAuthServer | undefined {
   const config = loaded.config.oauth_server;
   if (config === undefined) return undefined;
@@ -63,6 +77,7 @@ export function buildOAuthServer(loaded: LoadedConfig, setup: OAuthServerSetup):
       );
     },
     logger: setup.logger,
+    registrationsPerMinute: registrationsPerMinute(setup.env),
   });
   setup.logger.info("oauth authorization server on", {
     issuer,

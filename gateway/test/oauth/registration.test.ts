@@ -17,6 +17,7 @@ describe("registration behind an initial access token (SVC_OAUTH_REGISTRATION_TO
     stack = await startOAuthStack({
       SVC_OAUTH_DEV_KEYS: "true",
       SVC_OAUTH_REGISTRATION_TOKEN: "let-me-register",
+      SVC_OAUTH_REGISTRATIONS_PER_MINUTE: "3",
     });
   }, 60_000);
   afterAll(async () => {
@@ -32,6 +33,19 @@ describe("registration behind an initial access token (SVC_OAUTH_REGISTRATION_TO
     const { status, body } = await register(stack.url, MACHINE, { authorization: "Bearer let-me-register" });
     expect(status).toBe(201);
     expect(typeof body.client_secret).toBe("string");
+  });
+
+  it("refuses registrations over the gateway's budget (three a minute here) with 429 and Retry-After", async () => {
+    const response = await fetch(`${stack.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer let-me-register" },
+      body: JSON.stringify(MACHINE),
+    });
+    expect(response.status).toBe(429);
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await response.json()) as { error_description: string }).error_description).toMatch(
+      /too many client registrations/,
+    );
   });
 });
 
