@@ -119,7 +119,9 @@ export class OAuthServer {
       }
       await next();
     });
-    // The issuer is fixed, so the provider needs no X-Forwarded-* trust to build its URLs.
+    // The provider sees each request as made to the issuer (handle() sets X-Forwarded-Proto and -Host from it): behind
+    // a TLS-terminating proxy its cookies are then Secure, and no client header can change what it believes its URL is.
+    this.#provider.proxy = true;
     this.#providerCallback = this.#provider.callback();
   }
 
@@ -238,6 +240,8 @@ export class OAuthServer {
   /** Serves a request under /oauth/* or a discovery document. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", this.issuer);
+    req.headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
+    req.headers["x-forwarded-host"] = url.host;
     const interaction = /^\/oauth\/interaction\/([^/]+)(\/confirm|\/abort)?$/.exec(url.pathname);
     try {
       if (interaction !== null) {
