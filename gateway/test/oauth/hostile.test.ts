@@ -5,6 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../proxy/support/gateway.ts";
+import { Browser } from "./support/browser.ts";
 import { type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
 import {
   authorizationCode,
@@ -84,6 +85,21 @@ describe("authorization codes", () => {
     expect(second.body.error).toBe("invalid_grant");
     const afterReuse = await refresh(stack.url, clientId, first.body.refresh_token as string);
     expect(afterReuse.body.error).toBe("invalid_grant");
+  }, 60_000);
+});
+
+describe("consent", () => {
+  it("sends the user back with access_denied and no code when they deny", async () => {
+    const url = authorizeUrl(stack.url, {
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: "S256",
+      resource: tools,
+    });
+    const { landed } = await new Browser().authorize(url, REDIRECT, "alice", { deny: true });
+    expect(landed.searchParams.get("error")).toBe("access_denied");
+    expect(landed.searchParams.get("code")).toBeNull();
   }, 60_000);
 });
 

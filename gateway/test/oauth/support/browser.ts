@@ -14,7 +14,13 @@ const MAX_STEPS = 30;
 export class Browser {
   readonly #jar = new Map<string, Map<string, string>>();
 
-  async authorize(start: string, redirectUri: string, user: string): Promise<BrowserResult> {
+  /** `deny`: on a page with a form posting to .../abort (the consent page's Deny), submit that one. */
+  async authorize(
+    start: string,
+    redirectUri: string,
+    user: string,
+    { deny = false }: { deny?: boolean } = {},
+  ): Promise<BrowserResult> {
     let url = new URL(start);
     let method = "GET";
     let body: URLSearchParams | undefined;
@@ -40,9 +46,11 @@ export class Browser {
         continue;
       }
       const text = await response.text();
-      const form = /<form([^>]*)>([\s\S]*?)<\/form>/i.exec(text);
+      const forms = [...text.matchAll(/<form([^>]*)>([\s\S]*?)<\/form>/gi)];
+      const form =
+        (deny ? forms.find((f) => /action="[^"]*\/abort"/.test(f[1] as string)) : undefined) ?? forms[0];
       const action = /action="([^"]*)"/.exec(form?.[1] ?? "")?.[1];
-      if (response.status !== 200 || form === null || action === undefined) {
+      if (response.status !== 200 || form === undefined || action === undefined) {
         throw new Error(`stuck at ${url.href}: HTTP ${response.status}: ${text.slice(0, 500)}`);
       }
       body = new URLSearchParams();
