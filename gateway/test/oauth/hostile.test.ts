@@ -103,6 +103,24 @@ describe("consent", () => {
   }, 60_000);
 });
 
+describe("the login at the identity provider", () => {
+  it("cannot be finished in another browser than the one that started it (login CSRF)", async () => {
+    const url = authorizeUrl(stack.url, {
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: "S256",
+      resource: tools,
+    });
+    // The victim's browser starts the authorization and is sent to the identity provider...
+    const { landed: atIdp } = await new Browser().authorize(url, stack.idpIssuer, "alice");
+    // ...and the attacker's browser, without the victim's cookies, completes that login.
+    await expect(new Browser().authorize(atIdp.href, REDIRECT, "mallory")).rejects.toThrow(
+      /stuck at .*\/oauth\/callback.*HTTP 400/,
+    );
+  }, 60_000);
+});
+
 describe("redirect URIs", () => {
   const { challenge } = pkce();
   const attempt = (redirectUri: string) =>

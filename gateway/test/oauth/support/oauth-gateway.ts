@@ -66,6 +66,8 @@ export async function startOAuthGateway(
 
 export interface OAuthStack {
   url: string;
+  /** The company identity provider's issuer. */
+  idpIssuer: string;
   gateway: RunningGateway;
   close(): Promise<void>;
 }
@@ -83,6 +85,7 @@ export async function startOAuthStack(
   const gateway = await startOAuthGateway({ port, idpIssuer: idp.issuer, upstreamUrl: upstream.url, env });
   return {
     url: gateway.url,
+    idpIssuer: idp.issuer,
     gateway: gateway.gateway,
     close: async () => {
       await gateway.close();
