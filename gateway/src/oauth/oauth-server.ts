@@ -6,9 +6,10 @@
 
 import { hkdfSync } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createLocalJWKSet, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet } from "jose";
 import Provider, { type Configuration, errors, type JWK, type KoaContextWithOIDC } from "oidc-provider";
 import type { OAuthServerConfig } from "../config/index.ts";
+import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { KvStore } from "../kv/index.ts";
 import { RateLimiter, type RateLimitSettings } from "../limits/rate-limiter.ts";
 import type { Logger } from "../log/logger.ts";
@@ -45,7 +46,6 @@ const ROUTES = {
 const FETCHED_CLIENT_METADATA = ["jwks_uri", "sector_identifier_uri", "request_uris"];
 
 export interface IdentityProviderForLogin {
-  name: string;
   issuer: string;
 }
 
@@ -64,20 +64,14 @@ export interface OAuthServerOptions {
   registrationsPerMinute: number;
 }
 
-/** What the MCP route's token verifier needs to trust this server's tokens like a provider's. */
-export interface OwnIssuer {
-  name: string;
-  issuer: string;
-  keys: JWTVerifyGetKey;
-}
-
 interface Account {
   groups: string[];
 }
 
 export class OAuthServer {
   readonly issuer: string;
-  readonly ownIssuer: OwnIssuer;
+  /** What the MCP route's token verifier needs to trust this server's tokens like a provider's. */
+  readonly ownIssuer: OwnIssuerTrust;
   readonly #provider: Provider;
   readonly #providerCallback: (req: IncomingMessage, res: ServerResponse) => void;
   readonly #store: SealedStore;
@@ -325,9 +319,10 @@ export class OAuthServer {
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
       "cache-control": "no-store",
-      // No framing (clickjacking the Allow button), no script, forms only to ourselves.
+      // No framing (clickjacking the Allow button), no script, nothing loaded. No form-action: browsers apply it to
+      // the redirects after the POST too, and the last one goes to the client's redirect URI, another origin.
       "x-frame-options": "DENY",
-      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+      "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
     });
     res.end(html);
   }

@@ -64,7 +64,7 @@ export function buildOAuthServer(loaded: LoadedConfig, setup: OAuthServerSetup):
     issuer,
     secrets,
     kv: setup.kv,
-    loginProvider: { name: provider.name, issuer: provider.issuer },
+    loginProvider: { issuer: provider.issuer },
     isResource: (url) => {
       if (url === issuer) return true;
       const match = /^\/([^/]+)\/mcp$/.exec(url.startsWith(`${issuer}/`) ? url.slice(issuer.length) : "");
