@@ -143,10 +143,16 @@ export function requireServerProvider(
  * this server's /{server}/mcp. A token for another server of the same gateway is refused here like a token for
  * another audience, so a client cannot spend a token the user granted for one server on another.
  */
-export function requireResource(authenticated: Authenticated, request: AuthRequest): void {
+export function requireResource(
+  authenticated: Authenticated,
+  request: AuthRequest,
+  /** The own authorization server's issuer: the origin of every resource it issues tokens for. */
+  issuer: string | undefined,
+): void {
   const resources = authenticated.principal.resources;
   if (resources === undefined) return;
-  const gateway = originOf(request.baseUrl);
+  // The issuer, not this request's Host: behind a proxy the gateway may be reached under another name.
+  const gateway = originOf(issuer ?? request.baseUrl);
   const server = `${gateway}/${encodeURIComponent(request.server)}/mcp`;
   if (resources.includes(gateway) || resources.includes(server)) return;
   const rejection = new TokenRejected("wrong_audience", `the token is not for ${server}`);

@@ -161,9 +161,10 @@ async function proxyRequest(
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
   // A token of the gateway's own authorization server names its resource: this server's, or the gateway's (401).
-  requireResource(authenticated, authRequest);
+  const oauthServer = deps.oauthServer?.();
+  requireResource(authenticated, authRequest, oauthServer?.issuer);
   // ...and, for a user's token, is refused once its grant is revoked (401).
-  await requireLiveGrant(authenticated, authRequest, deps.oauthServer?.()?.isGrantLive);
+  await requireLiveGrant(authenticated, authRequest, oauthServer?.isGrantLive);
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
   //     a refused user cannot make the gateway read their body or spend their rate limit. 403 + JSON body.

@@ -3,15 +3,25 @@
 // the URLs the authorization server names.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort } from "../../bench/free-port.ts";
+import { connectClient } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { type CompanyIdp, startCompanyIdp } from "./support/company-idp.ts";
 import { startOAuthGateway } from "./support/oauth-gateway.ts";
-import { authorizeUrl, pkce, REDIRECT, registerPublicClient } from "./support/oauth-requests.ts";
+import {
+  authorizeUrl,
+  pkce,
+  REDIRECT,
+  register,
+  registerPublicClient,
+  token,
+} from "./support/oauth-requests.ts";
 
 const PUBLIC = "https://mcp.example.test";
 let idp: CompanyIdp;
 let upstream: Upstream;
 let gateway: Awaited<ReturnType<typeof startOAuthGateway>>;
+/** Configured with oauth_server.issuer and no SVC_PUBLIC_URL, reached under its loopback address. */
+let issuerOnly: Awaited<ReturnType<typeof startOAuthGateway>>;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -23,9 +33,17 @@ beforeAll(async () => {
     upstreamUrl: upstream.url,
     env: { SVC_OAUTH_DEV_KEYS: "true", SVC_PUBLIC_URL: PUBLIC },
   });
+  issuerOnly = await startOAuthGateway({
+    port: await freePort(),
+    idpIssuer: idp.issuer,
+    upstreamUrl: upstream.url,
+    oauthYaml: `  issuer: ${PUBLIC}`,
+    env: { SVC_OAUTH_DEV_KEYS: "true", SVC_PUBLIC_URL: "" },
+  });
 }, 60_000);
 
 afterAll(async () => {
+  await issuerOnly?.close();
   await gateway?.close();
   await upstream?.close();
   await idp?.close();
@@ -53,4 +71,22 @@ it("names only the public https URL, whatever the request says, and sets Secure 
   const cookies = response.headers.getSetCookie();
   expect(cookies.length).toBeGreaterThan(0);
   for (const cookie of cookies) expect(cookie.toLowerCase()).toContain("; secure");
+}, 60_000);
+
+it("admits its tokens under whatever name it is reached, as their resource is the issuer's", async () => {
+  const { body } = await register(issuerOnly.url, {
+    client_name: "job",
+    grant_types: ["client_credentials"],
+    response_types: [],
+  });
+  const issued = await token(
+    issuerOnly.url,
+    { grant_type: "client_credentials", resource: `${PUBLIC}/tools/mcp` },
+    { id: body.client_id as string, secret: body.client_secret as string },
+  );
+  expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+  const { client } = await connectClient(`${issuerOnly.url}/tools/mcp`, {
+    headers: { authorization: `Bearer ${issued.body.access_token}` },
+  });
+  await client.close();
 }, 60_000);
