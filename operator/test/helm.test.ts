@@ -57,6 +57,34 @@ describe("helm chart", () => {
     expect(stdout).toContain("kind: Deployment");
   });
 
+  it("creates an McpGateway with oauthServer and its keys, and refuses it without a public URL or, replicated, Redis", async () => {
+    const oauth = [
+      "gateway.mcpGateway.spec.oauthServer.idpClientId=svc-gateway",
+      "gateway.mcpGateway.spec.oauthServer.idpClientSecret.secretKeyRef.name=svc-oauth",
+      "gateway.mcpGateway.spec.oauthServer.idpClientSecret.secretKeyRef.key=idp-client-secret",
+      "gateway.mcpGateway.spec.oauthServerKeys.signingKeys.secretKeyRef.name=svc-oauth",
+      "gateway.mcpGateway.spec.oauthServerKeys.signingKeys.secretKeyRef.key=signing-keys",
+      "gateway.mcpGateway.spec.oauthServerKeys.kvKey.secretKeyRef.name=svc-oauth",
+      "gateway.mcpGateway.spec.oauthServerKeys.kvKey.secretKeyRef.key=kv-key",
+    ];
+    const { manifests } = await template(
+      ...oauth,
+      "gateway.publicUrl=https://mcp.example.com",
+      "redis.bundled.enabled=true",
+    );
+    const mcpGateway = find(manifests, "McpGateway", "svc-gateway");
+    expect(mcpGateway.spec.oauthServerKeys.kvKey.secretKeyRef).toEqual({ name: "svc-oauth", key: "kv-key" });
+    expect(validateResource("McpGateway", mcpGateway)).toEqual([]);
+
+    const failure = (set: string[]) =>
+      template(...set).then(
+        () => "",
+        (error: { stderr: string }) => error.stderr,
+      );
+    expect(await failure([...oauth, "redis.bundled.enabled=true"])).toMatch(/needs gateway\.publicUrl/);
+    expect(await failure([...oauth, "gateway.publicUrl=https://mcp.example.com"])).toMatch(/needs Redis/);
+  });
+
   it("rejects values that break values.schema.json, naming the field", async () => {
     const failure = await run(helm, [
       "lint",

@@ -190,7 +190,7 @@ describe("render", () => {
   it("refuses what the gateway does not build, on the resource and field that would turn it on", () => {
     expect(
       problemsOf([
-        gateway({ gatewayPolicy: { localServers: { enabled: true } }, oauthServer: {} }),
+        gateway({ gatewayPolicy: { localServers: { enabled: true } } }),
         server("needs-oauth", { url: "http://a.example/mcp" }),
         idp("corp", {
           type: "hosted_idp",
@@ -207,9 +207,44 @@ describe("render", () => {
       expect.stringMatching(
         /^McpGateway gw\/main: spec\.gatewayPolicy\.localServers\.enabled: the local servers policy is not supported yet by this gateway version: /,
       ),
-      expect.stringMatching(
-        /^McpGateway gw\/main: spec\.oauthServer: the gateway's own OAuth authorization server is not supported yet by this gateway version: /,
-      ),
+    ]);
+  });
+
+  it("wires the OAuth server's keys and its identity-provider secret from Secrets, never into the ConfigMap", () => {
+    const corp = idp("corp", {
+      type: "hosted_idp",
+      issuer: "https://i.example",
+      jwksUri: "https://i.example/jwks",
+    });
+    const oauthServer = {
+      idpClientId: "svc-gateway",
+      idpClientSecret: { secretKeyRef: { name: "oauth", key: "idp-client-secret" } },
+    };
+    const oauthServerKeys = {
+      signingKeys: { secretKeyRef: { name: "oauth", key: "signing-keys" } },
+      kvKey: { secretKeyRef: { name: "oauth", key: "kv-key" } },
+    };
+    const result = renderAll([gateway({ oauthServer, oauthServerKeys }), corp]);
+    expect(result.problems).toEqual([]);
+    const rendered = result.gateways[0];
+    expect(rendered?.yaml).toMatch(
+      /oauth_server:\n {2}idp_client_id: svc-gateway\n {2}idp_client_secret: \$\{SVC_SECRET_/,
+    );
+    expect(rendered?.yaml).not.toMatch(/signing-keys|kv-key/);
+    expect(rendered?.env).toEqual(
+      expect.arrayContaining([
+        {
+          name: "SVC_OAUTH_SIGNING_KEYS",
+          valueFrom: { secretKeyRef: { name: "oauth", key: "signing-keys" } },
+        },
+        { name: "SVC_OAUTH_KV_KEY", valueFrom: { secretKeyRef: { name: "oauth", key: "kv-key" } } },
+        expect.objectContaining({ valueFrom: { secretKeyRef: { name: "oauth", key: "idp-client-secret" } } }),
+      ]),
+    );
+    expect(rendered?.env.map((e) => e.name)).not.toContain("SVC_OAUTH_REGISTRATION_TOKEN");
+
+    expect(problemsOf([gateway({ oauthServer }), corp])).toEqual([
+      expect.stringMatching(/^McpGateway gw\/main: spec\.oauthServerKeys: is required with oauthServer/),
     ]);
   });
 

@@ -37,14 +37,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
       "remove control_plane and keep servers and policies in the configuration file",
     );
   }
-  if (root.oauth_server !== undefined) {
-    refuse(
-      ["oauth_server"],
-      "the gateway's own OAuth authorization server",
-      "nothing would issue tokens where clients are sent for them",
-      "remove oauth_server (clients get their tokens from the identity providers)",
-    );
-  }
 
   asList(root.identity_providers).forEach((provider, index) => {
     const fields = asRecord(provider);

@@ -43,6 +43,34 @@ export function checkCrossObjectRules(raw: unknown): RuleProblem[] {
     }
   });
 
+  if (root.oauth_server !== undefined) {
+    // The authorization server owns /oauth/*, which is where a server named oauth would be served (/oauth/mcp).
+    servers.forEach((server, index) => {
+      if (asRecord(server).name === "oauth") {
+        problems.push({
+          path: ["servers", index, "name"],
+          message: "oauth is taken by oauth_server (its endpoints live under /oauth/); rename this server",
+        });
+      }
+    });
+    // Users log in at an identity provider, and the gateway needs its client there to send them.
+    const oauth = asRecord(root.oauth_server);
+    if (providers.length === 0) {
+      problems.push({
+        path: ["oauth_server"],
+        message: "needs an identity provider (identity_providers) where users log in; the first one is used",
+      });
+    }
+    for (const field of ["idp_client_id", "idp_client_secret"]) {
+      if (oauth[field] === undefined) {
+        problems.push({
+          path: ["oauth_server", field],
+          message: "is required: the gateway's client at the identity provider where users log in",
+        });
+      }
+    }
+  }
+
   problems.push(...rbacModesAgree(root.gateway_policy, servers));
   return problems;
 }

@@ -444,9 +444,7 @@ export const gatewayConfigSchema = z
     security: securitySchema.prefault({}).describe("Replay protection and rate limiting"),
     oauth_server: oauthServerSchema
       .optional()
-      .describe(
-        "The gateway's own OAuth authorization server; present (even {}) turns it on. Not built yet, so it is refused",
-      ),
+      .describe("The gateway's own OAuth authorization server; present turns it on (docs/oauth-server.md)"),
     exporters: exportersSchema.prefault({}).describe("Audit-log export destinations"),
   })
   .describe("svc-gateway configuration");

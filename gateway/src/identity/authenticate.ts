@@ -16,7 +16,7 @@ import { type DpopProof, verifyDpopProof } from "./dpop-proof.ts";
 import type { Principal } from "./principal.ts";
 import { resourceMetadataUrl } from "./resource-metadata.ts";
 import { TokenRejected } from "./token-rejected.ts";
-import { TokenVerifier } from "./token-verifier.ts";
+import { type OwnIssuerTrust, TokenVerifier } from "./token-verifier.ts";
 import { VerificationCache } from "./verification-cache.ts";
 
 export type AuthMode =
@@ -39,8 +39,14 @@ export const ANONYMOUS_PRINCIPAL: Readonly<Principal> = Object.freeze({
  * Providers configured → verify tokens; SVC_ALLOW_ANONYMOUS is then ignored (a configured gateway never lets a
  * caller without a token in). No providers → closed, or anonymous when explicitly allowed.
  */
-export function authModeFor(providers: readonly IdentityProviderConfig[], allowAnonymous: boolean): AuthMode {
-  if (providers.length > 0) return { kind: "verify", verifier: new TokenVerifier(providers) };
+export function authModeFor(
+  providers: readonly IdentityProviderConfig[],
+  allowAnonymous: boolean,
+  ownIssuer?: OwnIssuerTrust,
+): AuthMode {
+  if (providers.length > 0 || ownIssuer !== undefined) {
+    return { kind: "verify", verifier: new TokenVerifier(providers, {}, ownIssuer) };
+  }
   return allowAnonymous ? { kind: "anonymous" } : { kind: "closed" };
 }
 
@@ -129,6 +135,64 @@ export function requireServerProvider(
     "wrong_provider",
     "the token is issued by another identity provider than this server's (see resource_metadata)",
   );
+  throw unauthorized(rejection, request, authenticated.scheme);
+}
+
+/**
+ * A token from the gateway's own authorization server is for one resource (RFC 8707): the gateway as a whole, or
+ * this server's /{server}/mcp. A token for another server of the same gateway is refused here like a token for
+ * another audience, so a client cannot spend a token the user granted for one server on another.
+ */
+export function requireResource(
+  authenticated: Authenticated,
+  request: AuthRequest,
+  /** The own authorization server's issuer: the origin of every resource it issues tokens for. */
+  issuer: string | undefined,
+): void {
+  const resources = authenticated.principal.resources;
+  if (resources === undefined) return;
+  // The issuer, not this request's Host: behind a proxy the gateway may be reached under another name.
+  const gateway = originOf(issuer ?? request.baseUrl);
+  const server = `${gateway}/${encodeURIComponent(request.server)}/mcp`;
+  if (resources.includes(gateway) || resources.includes(server)) return;
+  const rejection = new TokenRejected("wrong_audience", `the token is not for ${server}`);
+  throw unauthorized(rejection, request, authenticated.scheme);
+}
+
+function originOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * A user token of the gateway's own authorization server is good only while its grant lives: revoking the refresh
+ * token, or reusing a rotated one, revokes the grant, and the access tokens issued under it stop working at once
+ * instead of at their expiry. One KV read per request with such a token; the store unreachable → 503, never admitted.
+ */
+export async function requireLiveGrant(
+  authenticated: Authenticated,
+  request: AuthRequest,
+  isLive: ((grantId: string) => Promise<boolean>) | undefined,
+): Promise<void> {
+  const grantId = authenticated.principal.grantId;
+  if (grantId === undefined || isLive === undefined) return;
+  let live: boolean;
+  try {
+    live = await isLive(grantId);
+  } catch (error) {
+    throw new GatewayError(
+      "not_ready",
+      "Cannot check the token's authorization (the store is unreachable); try again",
+      {
+        cause: error,
+      },
+    );
+  }
+  if (live) return;
+  const rejection = new TokenRejected("revoked", "the authorization behind this token was revoked");
   throw unauthorized(rejection, request, authenticated.scheme);
 }
 

@@ -15,6 +15,16 @@ export interface Principal {
    * Kept on the principal because the verifier caches principals by token, so the hot path reads it for free.
    */
   dpopJkt?: string;
+  /**
+   * The audiences of a token from the gateway's own authorization server: the resources (RFC 8707) it was issued
+   * for, the gateway's URL or one /{server}/mcp URL. Unset for a provider's token (its audience is api_identifiers).
+   */
+  resources?: string[];
+  /**
+   * The grant a user token of the gateway's own authorization server was issued under: once the grant is revoked
+   * (the refresh token revoked, or reused after rotation), its access tokens are refused at once, before they expire.
+   */
+  grantId?: string;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from "../config/index.ts";
+import { GATEWAY_SCOPE } from "../oauth/gateway-scope.ts";
 import { ACCEPTED_ALGORITHMS } from "./token-verifier.ts";
 
 /** RFC 9728 protected-resource metadata, as served at /.well-known/oauth-protected-resource[/{server}/mcp]. */
@@ -34,9 +35,10 @@ export function resourceMetadataUrl(baseUrl: string, server?: string): string {
 }
 
 /**
- * The identity providers' issuers — for a server with an `idp`, only that provider's. (`oauth_server`, the gateway's
- * own authorization server, is not built, and a configuration with it is refused.) The gateway requires no scopes of
- * its own, so scopes_supported is empty.
+ * The gateway's own authorization server first when `oauth_server` is on (an MCP client uses the first one listed,
+ * and only that one offers Dynamic Client Registration), then the identity providers' issuers — for a server with an
+ * `idp`, only that provider's. The gateway requires no scopes of its own; scopes_supported names the scope its own
+ * authorization server grants, so MCP clients ask for it.
  */
 export function protectedResourceMetadata(
   config: GatewayConfig,
@@ -50,12 +52,18 @@ export function protectedResourceMetadata(
       ? config.identity_providers
       : config.identity_providers.filter((p) => p.name === target.idp);
   const authorizationServers = providers.map((p) => p.issuer);
+  if (config.oauth_server !== undefined) authorizationServers.unshift(oauthIssuerOf(config, baseUrl));
   return {
     resource: server === undefined ? origin : `${origin}/${encodeURIComponent(server)}/mcp`,
     authorization_servers: [...new Set(authorizationServers)],
-    scopes_supported: [],
+    scopes_supported: config.oauth_server === undefined ? [] : [GATEWAY_SCOPE],
     bearer_methods_supported: ["header"],
     dpop_signing_alg_values_supported: [...ACCEPTED_ALGORITHMS],
     ...(target?.description ? { resource_name: target.description } : {}),
   };
+}
+
+/** The gateway's own issuer: oauth_server.issuer, else the gateway's public URL, as an origin. */
+export function oauthIssuerOf(config: GatewayConfig, baseUrl: string): string {
+  return originOf(config.oauth_server?.issuer ?? baseUrl);
 }

@@ -13,6 +13,8 @@ export type RejectionReason =
   | "expired"
   | "not_yet_valid"
   | "wrong_audience"
+  /** A token of the gateway's own authorization server whose grant was revoked (RFC 7009, refresh-token reuse). */
+  | "revoked"
   | "missing_claim"
   /** A valid token from another identity provider than the one the server names (`idp`). */
   | "wrong_provider"

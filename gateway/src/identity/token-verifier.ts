@@ -4,6 +4,7 @@ import {
   decodeProtectedHeader,
   errors,
   type JWTPayload,
+  type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
 import type { IdentityProviderConfig } from "../config/index.ts";
@@ -46,7 +47,16 @@ interface TrustedProvider {
   name: string;
   issuers: string[];
   audiences: string[];
-  keys: ReturnType<typeof createRemoteJWKSet>;
+  keys: JWTVerifyGetKey;
+  /** The gateway's own authorization server: its tokens name one resource, which the MCP route checks per server. */
+  own: boolean;
+}
+
+/** The gateway's own authorization server (oauth_server), trusted with its keys in memory: no fetch from itself. */
+export interface OwnIssuerTrust {
+  name: string;
+  issuer: string;
+  keys: JWTVerifyGetKey;
 }
 
 /** Verifies bearer JWTs against the configured identity providers; the token's `iss` selects the provider. */
@@ -56,7 +66,11 @@ export class TokenVerifier {
   readonly #clockTolerance: number;
   readonly #now: () => number;
 
-  constructor(providers: readonly IdentityProviderConfig[], options: TokenVerifierOptions = {}) {
+  constructor(
+    providers: readonly IdentityProviderConfig[],
+    options: TokenVerifierOptions = {},
+    ownIssuer?: OwnIssuerTrust,
+  ) {
     this.#cache = new VerificationCache(options.cacheCapacity ?? 10_000);
     this.#clockTolerance = options.clockToleranceSeconds ?? 30;
     this.#now = options.now ?? Date.now;
@@ -70,8 +84,18 @@ export class TokenVerifier {
           cooldownDuration: options.jwksCooldownMs ?? 30_000,
           cacheMaxAge: options.jwksMaxAgeMs ?? 10 * 60_000,
         }),
+        own: false,
       };
       for (const issuer of trusted.issuers) this.#byIssuer.set(issuer, trusted);
+    }
+    if (ownIssuer !== undefined) {
+      this.#byIssuer.set(ownIssuer.issuer, {
+        name: ownIssuer.name,
+        issuers: [ownIssuer.issuer],
+        audiences: [],
+        keys: ownIssuer.keys,
+        own: true,
+      });
     }
   }
 
@@ -93,6 +117,7 @@ export class TokenVerifier {
         issuer: provider.issuers,
         ...(provider.audiences.length > 0 ? { audience: provider.audiences } : {}),
         algorithms: ACCEPTED_ALGORITHMS,
+        ...(provider.own ? { typ: "at+jwt" } : {}),
         clockTolerance: this.#clockTolerance,
         requiredClaims: ["exp"],
         currentDate: new Date(this.#now()),
@@ -118,6 +143,13 @@ export class TokenVerifier {
       scopes: scopesFromClaims(payload),
       expiresAt: payload.exp as number,
     };
+    if (provider.own) {
+      // RFC 9068: the access token profile is what this server issues; an ID token (no typ at+jwt) is not one.
+      const resources = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
+      if (resources.length === 0) throw new TokenRejected("missing_claim", 'the token has no "aud" claim');
+      principal.resources = resources;
+      if (typeof payload.grant_id === "string") principal.grantId = payload.grant_id;
+    }
     const dpopJkt = dpopKeyOf(payload);
     if (dpopJkt !== undefined) principal.dpopJkt = dpopJkt;
     this.#cache.set(key, principal);

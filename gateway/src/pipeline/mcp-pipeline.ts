@@ -10,6 +10,8 @@ import {
   type AuthRequest,
   authenticate,
   rejectionReasonOf,
+  requireLiveGrant,
+  requireResource,
   requireServerProvider,
 } from "../identity/authenticate.ts";
 import { principalKey } from "../identity/principal-key.ts";
@@ -18,6 +20,7 @@ import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
 import { forward } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
@@ -69,6 +72,8 @@ export interface McpPipelineDeps extends LimitDeps {
    * undefined = no tracing, and then a request pays one call and a few undefined checks for it.
    */
   requestTracer?: () => RequestTracer | undefined;
+  /** The gateway's own authorization server, when oauth_server is configured (built once the config is loaded). */
+  oauthServer?: () => OAuthServer | undefined;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -173,6 +178,11 @@ async function proxyRequest(
   record.principal = principal;
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
+  // A token of the gateway's own authorization server names its resource: this server's, or the gateway's (401).
+  const oauthServer = deps.oauthServer?.();
+  requireResource(authenticated, authRequest, oauthServer?.issuer);
+  // ...and, for a user's token, is refused once its grant is revoked (401).
+  await requireLiveGrant(authenticated, authRequest, oauthServer?.isGrantLive);
   span?.event("authenticated");
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;

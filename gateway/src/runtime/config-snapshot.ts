@@ -6,6 +6,7 @@ import { formatPath } from "../config/problems.ts";
 import { type CompiledFirewall, compileFirewall, DetectorSet } from "../firewall/detectors.ts";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
+import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
 
@@ -86,6 +87,8 @@ export function buildSnapshot(
   env: Record<string, string | undefined>,
   generation: number,
   allowAnonymous: boolean,
+  /** The gateway's own authorization server, when oauth_server is on: its tokens are trusted like a provider's. */
+  ownIssuer?: OwnIssuerTrust,
 ): ConfigSnapshot {
   const routes = new Map<string, UpstreamRoute>();
   const problems: ConfigProblem[] = [];
@@ -128,7 +131,7 @@ export function buildSnapshot(
     void detectors.close();
     throw new ConfigError(uniqueProblems(problems), loaded.source);
   }
-  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous);
+  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous, ownIssuer);
   const { rate_limiting, replay_protection } = loaded.config.security;
   const rateLimit = rate_limiting.enabled
     ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }

@@ -2,6 +2,7 @@
 // a single handler, which keeps Hono on its fast path and leaves the proxied response untouched.
 import { randomUUID } from "node:crypto";
 import type { HttpBindings } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { type Context, Hono } from "hono";
 import { errorResponse } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
@@ -71,7 +72,27 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
   };
   app.get("/.well-known/oauth-protected-resource", (c) => metadata(c));
   app.get("/.well-known/oauth-protected-resource/:server/mcp", (c) => metadata(c, c.req.param("server")));
+  // The authorization server (oauth_server) owns /oauth/* and its discovery documents; oidc-provider writes the
+  // response itself on the Node objects.
+  const oauth = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
+    const server = deps.oauthServer?.();
+    if (server === undefined) {
+      return errorResponse(
+        new GatewayError(
+          "path_not_found",
+          "This gateway is no OAuth authorization server (oauth_server is not set)",
+        ),
+        { requestId: randomUUID() },
+      );
+    }
+    await server.handle(c.env.incoming, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
+  };
+  app.get("/.well-known/oauth-authorization-server", oauth);
+  app.get("/.well-known/openid-configuration", oauth);
+  // After /{server}/mcp: /oauth/mcp stays an MCP route (no oauth_server endpoint has that path).
   app.all("/:server/mcp", (c) => handleMcpRequest(c, deps));
+  app.all("/oauth/*", oauth);
   app.notFound((c) =>
     errorResponse(
       new GatewayError(

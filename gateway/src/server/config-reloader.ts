@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.ts";
+import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { Logger } from "../log/logger.ts";
 import { buildSnapshot, type ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import type { GatewayMetrics } from "../runtime/metrics.ts";
@@ -16,6 +17,8 @@ export interface ConfigReloaderOptions {
   allowAnonymous: boolean;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** The gateway's own authorization server (oauth_server), built once at start; its tokens are trusted. */
+  ownIssuer?: OwnIssuerTrust;
   /** Told about every new snapshot (e.g. to retire connection pools of removed upstreams). */
   onSwap: (snapshot: ConfigSnapshot) => void;
 }
@@ -38,7 +41,7 @@ export class ConfigReloader {
 
   constructor(options: ConfigReloaderOptions) {
     this.#options = options;
-    this.#current = buildSnapshot(options.initial, options.env, 1, options.allowAnonymous);
+    this.#current = buildSnapshot(options.initial, options.env, 1, options.allowAnonymous, options.ownIssuer);
   }
 
   /** Only files can be reloaded: stdin and the centralized (environment) source cannot change under us. */
@@ -91,6 +94,7 @@ export class ConfigReloader {
         this.#options.env,
         this.#current.generation + 1,
         this.#options.allowAnonymous,
+        this.#options.ownIssuer,
       );
       await next.detectors.ready(path).catch(async (error: unknown) => {
         await next?.detectors.close();

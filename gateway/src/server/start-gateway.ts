@@ -15,6 +15,7 @@ import { ReplayGuard } from "../limits/replay-guard.ts";
 import { UserLoad } from "../limits/user-load.ts";
 import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
@@ -27,6 +28,7 @@ import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
+import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
 
@@ -162,6 +164,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   );
   // Set once the configuration has loaded; until then /readiness answers 503 and MCP requests 503.
   let reloader: ConfigReloader | undefined;
+  let oauthServer: OAuthServer | undefined;
   const currentConfig = (): ConfigSnapshot | undefined => reloader?.current();
   // OTLP metrics and traces (exporters.otel); restarted when a reload changes that section.
   let telemetry: Telemetry | undefined;
@@ -203,6 +206,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     maxUpstreamResponseBytes: settings.maxUpstreamResponseBytes,
     maxSseEventBytes: settings.maxSseEventBytes,
     publicUrl: settings.publicUrl,
+    oauthServer: () => oauthServer,
     forwardRequestHeaders: settings.forwardRequestHeaders,
     requestTracer: () => telemetry?.tracer,
     health: () =>
@@ -254,7 +258,15 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
+    oauthServer = buildOAuthServer(loaded, {
+      env,
+      kv,
+      logger,
+      publicUrl: settings.publicUrl,
+      currentConfig: () => reloader?.current(),
+    });
     const ready = new ConfigReloader({
+      ...(oauthServer === undefined ? {} : { ownIssuer: oauthServer.ownIssuer }),
       initial: loaded,
       env,
       allowAnonymous: settings.allowAnonymous,

@@ -51,9 +51,9 @@ export function fullConfig(): Tree {
 }
 
 /**
- * fullConfig() with control_plane and oauth_server turned on (features this version does not build: the validator
- * refuses them, not-built.test.ts) and its exporters enabled (where the rules for enabled exporters apply). the configuration's
- * own rules on them still hold, so a file is ready for when they land. specProblemLines shows those rules' problems alone.
+ * fullConfig() with control_plane turned on (not built: the validator refuses it, not-built.test.ts), its exporters
+ * enabled (where the rules for enabled exporters apply) and oauth_server with the identity-provider client it needs, so
+ * every section's own rules and ranges are checked. specProblemLines shows those rules' problems alone.
  */
 export function withUnbuiltSections(): Tree {
   const config = fullConfig();
@@ -62,7 +62,7 @@ export function withUnbuiltSections(): Tree {
     api_key: "key",
     gateway_id: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
   };
-  config.oauth_server = {};
+  config.oauth_server = { idp_client_id: "gateway", idp_client_secret: "secret" };
   for (const type of ["search_index", "otel", "siem"]) delete config.exporters[type][0].enabled;
   return config;
 }

@@ -16,12 +16,6 @@ const CONTROL_PLANE =
 
 const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = [
   [
-    "oauth_server, even empty",
-    "oauth_server: {}\n",
-    "oauth_server (line 2:15)",
-    /^the gateway's own OAuth authorization server is not supported yet by this gateway version: .*; remove oauth_server/,
-  ],
-  [
     "upstream_auth_type oauth, written",
     `${SERVER}    upstream_auth_type: oauth\n`,
     "servers[0].upstream_auth_type (line 5:25)",

@@ -132,6 +132,8 @@ describe("every default is applied", () => {
     });
     expect(config.identity_providers[0]).toMatchObject({ api_identifiers: [], timeout: 10 });
     expect(config.oauth_server).toEqual({
+      idp_client_id: "gateway",
+      idp_client_secret: "secret",
       token_ttl: 3600,
       refresh_token_ttl: 604800,
       authorization_code_ttl: 60,

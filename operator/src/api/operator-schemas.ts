@@ -93,7 +93,41 @@ export type ResourceStatus = z.infer<typeof statusSchema>;
 export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 export type ServerDeployment = z.infer<typeof serverDeploymentSchema>;
 
+const secretKeyRef = (what: string) =>
+  z
+    .strictObject({
+      secretKeyRef: z.strictObject({
+        name: z.string().min(1).describe("Secret name"),
+        key: z.string().min(1).describe("Key in the Secret"),
+      }),
+    })
+    .describe(`${what}; read from a Secret in the gateway's namespace, never copied into the ConfigMap`);
+
+/**
+ * The OAuth server's keys (oauthServer): environment variables of the gateway container, not config fields, because
+ * every replica must read the same ones from one Secret (gateway/docs/oauth-server.md).
+ */
+export const oauthServerKeysSchema = z
+  .strictObject({
+    signingKeys: secretKeyRef("JWKS of private signing keys, JSON (SVC_OAUTH_SIGNING_KEYS)"),
+    kvKey: secretKeyRef("32 random bytes, base64, sealing the KV records (SVC_OAUTH_KV_KEY)"),
+    registrationToken: secretKeyRef(
+      "Initial access token Dynamic Client Registration requires (SVC_OAUTH_REGISTRATION_TOKEN); absent: open registration",
+    ).optional(),
+  })
+  .describe("The keys of the gateway's own OAuth server; required with oauthServer");
+
+/** Environment variable of each oauthServerKeys field, as the gateway reads it. */
+export const OAUTH_SERVER_KEY_VARIABLES = {
+  signingKeys: "SVC_OAUTH_SIGNING_KEYS",
+  kvKey: "SVC_OAUTH_KV_KEY",
+  registrationToken: "SVC_OAUTH_REGISTRATION_TOKEN",
+} as const;
+
+export type OAuthServerKeys = z.infer<typeof oauthServerKeysSchema>;
+
 export const gatewayWorkloadSchema = z.strictObject({
+  oauthServerKeys: oauthServerKeysSchema.optional(),
   configMapName: z
     .string()
     .min(1)

@@ -1,7 +1,11 @@
 import { validateConfigText } from "@svc-mcp/gateway/config";
 import { stringify } from "yaml";
 import { FieldError, type SecretReference, toGatewayValue } from "../api/gateway-fields.ts";
-import type { LabelSelector } from "../api/operator-schemas.ts";
+import {
+  type LabelSelector,
+  OAUTH_SERVER_KEY_VARIABLES,
+  type OAuthServerKeys,
+} from "../api/operator-schemas.ts";
 import { kindSchemas } from "../api/resource-schemas.ts";
 import { renderedLabels } from "./labels.ts";
 import { mapGatewayProblem, type RenderedSource, type ResourceProblem } from "./problems.ts";
@@ -53,6 +57,7 @@ interface GatewaySpecSettings {
   containerName?: string;
   serverSelector?: LabelSelector;
   identityProviderSelector?: LabelSelector;
+  oauthServerKeys?: OAuthServerKeys;
 }
 
 export function gatewaySettings(gateway: Resource) {
@@ -162,6 +167,26 @@ export function renderGateway(input: RenderInput): GatewayRender {
   config.servers = renderedServers;
   for (const key of ["gateway_policy", "security", "oauth_server", "exporters"]) {
     if (gatewaySpec[key] !== undefined) config[key] = gatewaySpec[key];
+  }
+  const oauthKeys = (gateway.spec as GatewaySpecSettings | undefined)?.oauthServerKeys;
+  if (gatewaySpec.oauth_server !== undefined && oauthKeys === undefined) {
+    problems.push({
+      ref: gatewayRef,
+      field: "spec.oauthServerKeys",
+      message:
+        "is required with oauthServer: the signing keys and the KV key, from a Secret every replica reads (gateway/docs/oauth-server.md)",
+    });
+  }
+  if (oauthKeys !== undefined) {
+    for (const [field, variable] of Object.entries(OAUTH_SERVER_KEY_VARIABLES)) {
+      const reference = oauthKeys[field as keyof OAuthServerKeys]?.secretKeyRef;
+      if (reference !== undefined) {
+        env.push({
+          name: variable,
+          valueFrom: { secretKeyRef: { name: reference.name, key: reference.key } },
+        });
+      }
+    }
   }
   const yaml = `# Rendered by svc-operator from McpGateway ${gatewayRef.namespace}/${gatewayRef.name}; edits are overwritten.\n${stringify(config, { lineWidth: 0 })}`;
 

@@ -1,0 +1,117 @@
+// Dynamic Client Registration's two modes (open, or behind an initial access token), the client authentication
+// methods, and the consent page's handling of what a client names itself.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consentPage } from "../../src/oauth/consent-page.ts";
+import { type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
+import { REDIRECT, register, token } from "./support/oauth-requests.ts";
+
+const MACHINE = {
+  client_name: "job",
+  grant_types: ["client_credentials"],
+  response_types: [],
+};
+
+describe("registration behind an initial access token (SVC_OAUTH_REGISTRATION_TOKEN)", () => {
+  let stack: OAuthStack;
+  beforeAll(async () => {
+    stack = await startOAuthStack({
+      SVC_OAUTH_DEV_KEYS: "true",
+      SVC_OAUTH_REGISTRATION_TOKEN: "let-me-register",
+      SVC_OAUTH_REGISTRATIONS_PER_MINUTE: "3",
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("refuses a registration without the token or with another one", async () => {
+    expect((await register(stack.url, MACHINE)).status).toBe(401);
+    expect((await register(stack.url, MACHINE, { authorization: "Bearer not-it" })).status).toBe(401);
+  });
+
+  it("accepts one with the token", async () => {
+    const { status, body } = await register(stack.url, MACHINE, { authorization: "Bearer let-me-register" });
+    expect(status).toBe(201);
+    expect(typeof body.client_secret).toBe("string");
+  });
+
+  it("refuses registrations over the gateway's budget (three a minute here) with 429 and Retry-After", async () => {
+    const response = await fetch(`${stack.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer let-me-register" },
+      body: JSON.stringify(MACHINE),
+    });
+    expect(response.status).toBe(429);
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await response.json()) as { error_description: string }).error_description).toMatch(
+      /too many client registrations/,
+    );
+  });
+});
+
+describe("open registration and client authentication", () => {
+  let stack: OAuthStack;
+  beforeAll(async () => {
+    stack = await startOAuthStack();
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("authenticates a client_secret_post client by the secret in the body", async () => {
+    const { body } = await register(stack.url, {
+      ...MACHINE,
+      token_endpoint_auth_method: "client_secret_post",
+    });
+    const good = await token(stack.url, {
+      grant_type: "client_credentials",
+      client_id: body.client_id as string,
+      client_secret: body.client_secret as string,
+    });
+    expect(good.status).toBe(200);
+    expect(good.body.token_type).toBe("Bearer");
+    const wrong = await token(stack.url, {
+      grant_type: "client_credentials",
+      client_id: body.client_id as string,
+      client_secret: "not-the-secret",
+    });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("refuses client_credentials to a public client", async () => {
+    const { status, body } = await register(stack.url, { ...MACHINE, token_endpoint_auth_method: "none" });
+    expect(status).toBe(400);
+    expect(body.error).toBe("invalid_client_metadata");
+    expect(body.error_description).toMatch(/client_credentials needs a client secret/);
+  });
+
+  it("gives a public client no secret", async () => {
+    const { status, body } = await register(stack.url, {
+      client_name: "desktop",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    });
+    expect(status).toBe(201);
+    expect(body.client_secret).toBeUndefined();
+  });
+});
+
+describe("the consent page", () => {
+  it("escapes what the client chose to be called, and posts only to the gateway", () => {
+    const html = consentPage({
+      uid: "u1",
+      clientName: '<script>alert(1)</script>"',
+      clientId: "c<1>",
+      user: "alice",
+      scopes: ["mcp"],
+      resources: ["https://gw.example/tools/mcp"],
+    });
+    expect(html).not.toContain("<script>");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;&quot;");
+    expect(html).toContain("c&lt;1&gt;");
+    expect(html).toContain('action="/oauth/interaction/u1/confirm"');
+    expect(html).toContain('action="/oauth/interaction/u1/abort"');
+  });
+});
