@@ -49,6 +49,7 @@ export const builtinResourceTypes: FakeResourceType[] = [
     statusSubresource: false,
   },
   { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true, statusSubresource: false },
+  { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true, statusSubresource: false },
   {
     group: "",
     version: "v1",

@@ -42,12 +42,18 @@ async function modelClass(apiVersion: string, kind: string): Promise<ModelClass 
   }
 }
 
-function clientModelName(apiVersion: string, kind: string): string {
-  const version = apiVersion.split("/").at(-1) ?? "";
-  return `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
-}
-
 const models = clientNode as unknown as Record<string, ClientModel | undefined>;
+
+const capitalized = (word: string) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`;
+
+/** client-node names a model V1Deployment, or with its group in front where two groups share a kind
+ *  (CoreV1Event, EventsV1Event). */
+function clientModelName(apiVersion: string, kind: string): string {
+  const [group, version = ""] = apiVersion.includes("/") ? apiVersion.split("/") : ["core", apiVersion];
+  const plain = `${capitalized(version)}${kind}`;
+  if (models[plain]?.attributeTypeMap) return plain;
+  return `${capitalized(group?.split(".")[0] ?? "")}${plain}`;
+}
 
 /** Unknown fields under `value`, walking client-node's type names: `V1Container`, `Array<V1EnvVar>`,
  *  `{ [key: string]: string; }`; primitives, `any`, `IntOrString` and `Date` have no fields. */
