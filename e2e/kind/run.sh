@@ -86,6 +86,10 @@ kubectl wait -n "$NS" --for=condition=Accepted identityprovider --all --timeout=
 kubectl wait -n "$NS" --for=condition=Ready mcpserver/hello-tools --timeout=300s
 kubectl rollout status -n "$NS" deployment/svc-gateway --timeout=300s
 kubectl wait -n "$NS" --for=condition=Ready mcpgateway/svc-gateway --timeout=300s
+# Every custom resource Ready: each server and identity provider is in the configuration the gateway serves.
+kubectl wait -n "$NS" --for=condition=Ready mcpserver --all --timeout=120s
+kubectl wait -n "$NS" --for=condition=Ready identityprovider --all --timeout=120s
+kubectl wait -n "$NS" --for=condition=Ready mcpgateway --all --timeout=120s
 kubectl get mcpservers,identityproviders,mcpgateways -n "$NS"
 
 log "MCP through the gateway with real tokens (port-forwards to the gateway and the identity provider)"

@@ -99,4 +99,26 @@ describe("controller start-up and scope", () => {
       expect(configOf("mine").servers.map((server: { name: string }) => server.name)).toContain("late"),
     );
   });
+
+  // API concepts › Efficient detection of changes: a client whose resourceVersion is too old gets 410 Gone
+  // and must list again. Here the changes happen while the watches are down and the history is compacted
+  // before they come back, so only a relist can show them: a new server and a deleted one.
+  it("lists again after 410 Gone and sees what changed while it was away", async () => {
+    const expiredBefore = api.expiredWatches;
+    api.dropWatches();
+    api.put({
+      apiVersion: group,
+      kind: "McpServer",
+      metadata: { name: "while-away", namespace: "mine" },
+      spec: { url: "http://away.example/mcp", upstreamAuthType: "none" },
+    });
+    api.remove("McpServer", "mine", "late");
+    api.compact();
+    await waitFor(() => {
+      const names = configOf("mine").servers.map((server: { name: string }) => server.name);
+      expect(names).toContain("while-away");
+      expect(names).not.toContain("late");
+    });
+    expect(api.expiredWatches).toBeGreaterThan(expiredBefore);
+  });
 });

@@ -5,6 +5,7 @@ import { type RunningOperator, startOperator } from "../src/controller/operator.
 import type { FakeKubeApi } from "../src/testing/fake-kube-api.ts";
 import type { JsonObject } from "../src/testing/merge.ts";
 import { fakeClusterWithCrds } from "./support/fake-cluster.ts";
+import { validateKubernetesObject } from "./support/kubernetes-schemas.ts";
 
 // The operator (real @kubernetes/client-node over HTTP) against the fake API server.
 
@@ -235,6 +236,27 @@ describe("controller", () => {
     expect(condition("McpServer", "broken", "Accepted")?.message).toMatch(
       /^McpServer gw\/broken: spec\.idp: .*nowhere/,
     );
+    // `kubectl describe mcpserver broken` shows why: a Warning event about it, valid as a core/v1 Event.
+    const eventsAbout = (name: string) =>
+      api
+        .list("Event", NS)
+        .filter((event) => (event.involvedObject as JsonObject).name === name) as (JsonObject & {
+        type: string;
+        reason: string;
+        message: string;
+      })[];
+    await waitFor(() =>
+      expect(eventsAbout("broken")).toContainEqual(
+        expect.objectContaining({
+          type: "Warning",
+          reason: "Invalid",
+          involvedObject: expect.objectContaining({ apiVersion: group, kind: "McpServer", name: "broken" }),
+          message: expect.stringMatching(/^Accepted=False: McpServer gw\/broken: spec\.idp: .*nowhere/),
+        }),
+      ),
+    );
+    for (const event of eventsAbout("broken"))
+      expect(await validateKubernetesObject(event as JsonObject)).toEqual([]);
     await waitFor(() =>
       expect(condition("McpGateway", "main", "Accepted")).toMatchObject({
         status: "False",
@@ -352,5 +374,54 @@ describe("controller", () => {
     const metrics = await (await fetch(`${operator.endpoints.url}/metrics`)).text();
     expect(metrics).toMatch(/svc_operator_reconcile_total\{kind="McpGateway",result="success"\} \d+/);
     expect(metrics).toMatch(/^svc_operator_leader 1$/m);
+    // Errors are the result="error" series of the same counter; durations a histogram per kind and result.
+    expect(metrics).toContain("# TYPE svc_operator_reconcile_duration_seconds histogram");
+    expect(metrics).toMatch(
+      /^svc_operator_reconcile_duration_seconds_bucket\{kind="McpServer",result="success",le="\+Inf"\} [1-9]\d*$/m,
+    );
+    expect(metrics).toMatch(
+      /^svc_operator_reconcile_duration_seconds_count\{kind="McpServer",result="success"\} [1-9]/m,
+    );
+  });
+
+  // API conventions › Typical status properties: every condition carries the generation it describes, a
+  // CamelCase reason and a lastTransitionTime; the CRD's pattern refuses any other reason.
+  it("writes conditions the API conventions' way", async () => {
+    for (const kind of ["McpServer", "IdentityProvider", "McpGateway"]) {
+      for (const resource of api.list(kind, NS)) {
+        const generation = (resource.metadata as JsonObject).generation;
+        const { observedGeneration, conditions = [] } = (resource.status ?? {}) as Status & {
+          conditions?: { lastTransitionTime?: string; observedGeneration?: number }[];
+        };
+        expect(observedGeneration).toBe(generation);
+        expect(conditions.map((c) => c.type)).toEqual(["Accepted", "Programmed", "Ready"]);
+        for (const c of conditions) {
+          expect(c.reason).toMatch(/^[A-Z][A-Za-z0-9]*$/);
+          expect(c.observedGeneration).toBe(generation);
+          expect(Number.isNaN(Date.parse(String(c.lastTransitionTime)))).toBe(false);
+        }
+      }
+    }
+    const refused = await fetch(
+      `${api.url}/apis/mcp.svc.dev/v1alpha1/namespaces/${NS}/mcpservers/remote/status`,
+      {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({
+          status: {
+            conditions: [
+              {
+                type: "Ready",
+                status: "True",
+                reason: "not camel",
+                message: "",
+                lastTransitionTime: new Date().toISOString(),
+              },
+            ],
+          },
+        }),
+      },
+    );
+    expect(refused.status).toBe(422);
   });
 });

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { validateResource } from "../src/crd/validate-resource.ts";
 import { expectGolden } from "./golden.ts";
 import { repoRoot } from "./paths.ts";
@@ -184,6 +185,109 @@ describe("helm chart", () => {
       containerName: "gateway",
     });
     expect(validateResource("McpGateway", gateway)).toEqual([]);
+  });
+
+  it("runs the bundled Redis with a password from a Secret, and the gateway's REDIS_URL carries it", async () => {
+    const { manifests } = await template(
+      "redis.bundled.enabled=true",
+      "redis.bundled.auth.enabled=true",
+      "redis.bundled.auth.existingSecret=redis-pass",
+    );
+    const passwordFrom = { secretKeyRef: { name: "redis-pass", key: "redis-password" } };
+    const redis = find(manifests, "Deployment", "svc-gateway-redis").spec.template.spec.containers[0];
+    expect(redis.env).toEqual([{ name: "REDIS_PASSWORD", valueFrom: passwordFrom }]);
+    expect(redis.args).toEqual(expect.arrayContaining(["--requirepass", "$(REDIS_PASSWORD)"]));
+    const env = find(manifests, "Deployment", "svc-gateway").spec.template.spec.containers[0].env;
+    // $(REDIS_PASSWORD) expands only from entries defined before it.
+    const names = env.map((entry: { name: string }) => entry.name);
+    expect(names.indexOf("REDIS_PASSWORD")).toBeLessThan(names.indexOf("REDIS_URL"));
+    expect(env).toContainEqual({ name: "REDIS_PASSWORD", valueFrom: passwordFrom });
+    expect(env).toContainEqual({
+      name: "REDIS_URL",
+      value: "redis://:$(REDIS_PASSWORD)@svc-gateway-redis:6379",
+    });
+    // No URL Secret without the password in it.
+    expect(manifests.filter((m) => m.kind === "Secret")).toEqual([]);
+    const refused = await run(helm, ["lint", chart, "--set", "redis.bundled.auth.enabled=true"]).catch(
+      (error: { stdout: string; stderr: string }) => error,
+    );
+    expect(`${refused.stdout}${refused.stderr}`).toContain("redis.bundled.auth.existingSecret");
+  });
+
+  it("trusts a private CA for a rediss:// Redis, and refuses the CA with a plain redis:// URL", async () => {
+    const { manifests } = await template(
+      "redis.url=rediss://redis.internal:6380",
+      "redis.tls.caSecret.name=internal-ca",
+    );
+    const pod = find(manifests, "Deployment", "svc-gateway").spec.template.spec;
+    expect(pod.containers[0].env).toContainEqual({
+      name: "NODE_EXTRA_CA_CERTS",
+      value: "/etc/svc-redis-ca/ca.crt",
+    });
+    expect(pod.containers[0].volumeMounts).toContainEqual({
+      name: "redis-ca",
+      mountPath: "/etc/svc-redis-ca",
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({
+      name: "redis-ca",
+      secret: { secretName: "internal-ca", items: [{ key: "ca.crt", path: "ca.crt" }] },
+    });
+    const refused = await run(helm, [
+      "lint",
+      chart,
+      "--set",
+      "redis.url=redis://redis.internal:6379",
+      "--set",
+      "redis.tls.caSecret.name=internal-ca",
+    ]).catch((error: { stdout: string; stderr: string }) => error);
+    expect(`${refused.stdout}${refused.stderr}`).toContain("redis.url");
+  });
+
+  it("types every value of values.yaml and of the values examples in values.schema.json", () => {
+    type Schema = {
+      $ref?: string;
+      type?: string;
+      enum?: unknown[];
+      properties?: Record<string, Schema>;
+      additionalProperties?: boolean | Schema;
+      items?: Schema;
+    };
+    const schema = JSON.parse(readFileSync(join(chart, "values.schema.json"), "utf8")) as Schema & {
+      definitions: Record<string, Schema>;
+    };
+    const resolve = (node: Schema): Schema =>
+      node.$ref ? resolve(schema.definitions[node.$ref.replace("#/definitions/", "")] as Schema) : node;
+    const untyped: string[] = [];
+    const walk = (value: unknown, node: Schema | undefined, path: string): void => {
+      if (!node) {
+        untyped.push(`${path}: not in values.schema.json`);
+        return;
+      }
+      const resolved = resolve(node);
+      if (resolved.type === undefined && resolved.enum === undefined) untyped.push(`${path}: no type`);
+      if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+      if (resolved.properties && resolved.additionalProperties !== false) {
+        untyped.push(`${path}: declares properties but lets others through`);
+      }
+      for (const [key, child] of Object.entries(value)) {
+        const childSchema =
+          resolved.properties?.[key] ??
+          (typeof resolved.additionalProperties === "object" ? resolved.additionalProperties : undefined);
+        // A free-form object (a Kubernetes fragment such as affinity) is typed as a whole.
+        if (!childSchema && resolved.additionalProperties === undefined && !resolved.properties) continue;
+        walk(child, childSchema, path === "" ? key : `${path}.${key}`);
+      }
+    };
+    const examples = join(repoRoot, "helm", "examples");
+    const files = [
+      join(chart, "values.yaml"),
+      ...readdirSync(examples)
+        .filter((name) => name.endsWith(".yaml"))
+        .map((name) => join(examples, name)),
+    ];
+    for (const file of files) walk(parse(readFileSync(file, "utf8")), schema, "");
+    expect(untyped).toEqual([]);
   });
 
   it("scopes the operator's RBAC to a namespace on request", async () => {

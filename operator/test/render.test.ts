@@ -1,10 +1,12 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { apiKeyHeaderVariable, apiKeyVariable } from "../../gateway/src/runtime/config-snapshot.ts";
 import { readResources } from "../src/cli/read-resources.ts";
 import { formatResourceProblem } from "../src/render/problems.ts";
 import { renderAll } from "../src/render/render-all.ts";
 import type { Resource } from "../src/render/resources.ts";
+import { upstreamApiKeyHeaderVariable, upstreamApiKeyVariable } from "../src/render/upstream-api-key.ts";
 import { expectGolden } from "./golden.ts";
 import { examplesDir } from "./paths.ts";
 
@@ -283,6 +285,60 @@ describe("render", () => {
     expect(
       problemsOf([gateway(), server("a", { url: "http://a.example/mcp", deployment: { image: "x" } })]),
     ).toEqual(["McpServer gw/a: spec: set exactly one of url or deployment"]);
+  });
+
+  it("gives an api_key server its upstream key from a Secret: an env entry on the gateway, nothing in the ConfigMap", () => {
+    const result = renderAll([
+      gateway(),
+      server("github.v2", {
+        url: "https://github.example/mcp",
+        upstreamAuthType: "api_key",
+        upstreamApiKey: { secretKeyRef: { name: "github", key: "api-key" } },
+        upstreamApiKeyHeader: "X-Api-Key",
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const [render] = result.gateways;
+    expect(render?.env).toEqual([
+      {
+        name: "SVC_UPSTREAM_API_KEY_GITHUB_V2",
+        valueFrom: { secretKeyRef: { name: "github", key: "api-key" } },
+      },
+      { name: "SVC_UPSTREAM_KEY_HEADER_GITHUB_V2", value: "X-Api-Key" },
+    ]);
+    expect(render?.yaml).not.toMatch(/upstream_?api_?key|github"?, key|api-key/i);
+    expect(render?.yaml).toContain("upstream_auth_type: api_key");
+  });
+
+  it("names the upstream key variables exactly as the gateway reads them", () => {
+    for (const name of ["github", "github.v2", "my-server", "A_b-9.x"]) {
+      expect(upstreamApiKeyVariable(name)).toBe(apiKeyVariable(name));
+      expect(upstreamApiKeyHeaderVariable(name)).toBe(apiKeyHeaderVariable(name));
+    }
+  });
+
+  it("refuses an upstream key without api_key, a header without a key, and a Secret in another namespace", () => {
+    const key = { secretKeyRef: { name: "s", key: "k" } };
+    expect(
+      problemsOf([
+        gateway({ serverSelector: { namespaces: ["*"] } }),
+        server("a", { url: "http://a.example/mcp", upstreamAuthType: "none", upstreamApiKey: key }),
+        server("b", {
+          url: "http://b.example/mcp",
+          upstreamAuthType: "api_key",
+          upstreamApiKeyHeader: "X-Key",
+        }),
+        server(
+          "c",
+          { url: "http://c.example/mcp", upstreamAuthType: "api_key", upstreamApiKey: key },
+          "team",
+        ),
+      ]),
+    ).toEqual([
+      "McpServer gw/a: spec.upstreamApiKey: upstreamApiKey needs upstreamAuthType: api_key",
+      "McpServer gw/b: spec.upstreamApiKeyHeader: upstreamApiKeyHeader needs upstreamApiKey",
+      "McpServer team/c: spec.upstreamApiKey.secretKeyRef: the Secret must be in the gateway's namespace gw: a pod can only read Secrets of its own namespace",
+    ]);
   });
 
   it("renders a Deployment and a Service for a server with a deployment block, owned by it", () => {

@@ -56,6 +56,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.redis.existingSecret }}{{ .Values.redis.existingSecret }}{{ else }}{{ printf "%s-redis-url" (include "svc-gateway.fullname" .) }}{{ end }}
 {{- end }}
 
+{{- /* The bundled Redis with a password: the gateway's REDIS_URL is composed in the pod from that password. */ -}}
+{{- define "svc-gateway.bundledRedisAuth" -}}
+{{- if and .Values.redis.bundled.enabled .Values.redis.bundled.auth.enabled (not .Values.redis.url) (not .Values.redis.existingSecret) }}true{{ end }}
+{{- end }}
+
 {{- define "svc-gateway.redisEnabled" -}}
 {{- if or .Values.redis.url .Values.redis.existingSecret .Values.redis.bundled.enabled }}true{{ end }}
 {{- end }}

@@ -57,11 +57,20 @@ export const serverDeploymentSchema = z
 
 export const CONDITION_TYPES = ["Accepted", "Programmed", "Ready"] as const;
 
+/** metav1.Condition's bound on a message. */
+export const CONDITION_MESSAGE_MAX = 32768;
+
 export const conditionSchema = z.strictObject({
   type: z.enum(CONDITION_TYPES),
   status: z.enum(["True", "False", "Unknown"]),
-  reason: z.string().min(1).describe("CamelCase reason"),
-  message: z.string().describe("Human-readable detail"),
+  // API conventions: a condition's reason is one CamelCase word a machine can switch on; the message is
+  // for people.
+  reason: z
+    .string()
+    .regex(/^[A-Z][A-Za-z0-9]*$/)
+    .max(1024)
+    .describe("Why the condition has its status: one CamelCase word"),
+  message: z.string().max(CONDITION_MESSAGE_MAX).describe("Human-readable detail"),
   lastTransitionTime: z
     .string()
     .describe("When status last changed (RFC 3339)")

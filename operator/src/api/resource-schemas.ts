@@ -8,7 +8,7 @@ import {
   serverSchema,
 } from "@svc-mcp/gateway/config";
 import type { z } from "zod";
-import { toResourceSchema } from "./gateway-fields.ts";
+import { secretKeyRefSchema, toResourceSchema } from "./gateway-fields.ts";
 import { type JsonSchema, zodToStructural } from "./json-schema.ts";
 import type { Kind } from "./names.ts";
 import { gatewayWorkloadSchema, serverDeploymentSchema, statusSchema } from "./operator-schemas.ts";
@@ -44,12 +44,36 @@ function buildServerSpec(): { spec: JsonSchema; gateway: GatewayPart } {
     properties: {
       ...gateway.properties,
       deployment: zodToStructural(serverDeploymentSchema, "McpServer.spec.deployment"),
+      // The gateway reads an api_key server's key from its environment, not from its configuration: the
+      // operator puts this Secret key there (an env entry on the gateway container), never into the ConfigMap.
+      upstreamApiKey: {
+        ...secretKeyRefSchema,
+        description: `With upstreamAuthType api_key: the key sent to the upstream. ${secretKeyRefSchema.description}`,
+      },
+      upstreamApiKeyHeader: {
+        type: "string",
+        minLength: 1,
+        pattern: "^[A-Za-z0-9-]+$",
+        description:
+          "With upstreamApiKey: the header that carries the key (default Authorization, as Bearer <key>)",
+      },
     },
     "x-kubernetes-validations": [
       { rule: "has(self.url) != has(self.deployment)", message: "set exactly one of url or deployment" },
+      {
+        rule: "!has(self.upstreamApiKey) || (has(self.upstreamAuthType) && self.upstreamAuthType == 'api_key')",
+        message: "upstreamApiKey needs upstreamAuthType: api_key",
+      },
+      {
+        rule: "!has(self.upstreamApiKeyHeader) || has(self.upstreamApiKey)",
+        message: "upstreamApiKeyHeader needs upstreamApiKey",
+      },
     ],
   };
-  return { spec, gateway: { schema: gateway, operatorKeys: ["deployment"] } };
+  return {
+    spec,
+    gateway: { schema: gateway, operatorKeys: ["deployment", "upstreamApiKey", "upstreamApiKeyHeader"] },
+  };
 }
 
 function buildIdentityProviderSpec(): { spec: JsonSchema; gateway: GatewayPart } {

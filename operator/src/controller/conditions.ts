@@ -1,7 +1,14 @@
-import type { Condition, ResourceStatus } from "../api/operator-schemas.ts";
+import { CONDITION_MESSAGE_MAX, type Condition, type ResourceStatus } from "../api/operator-schemas.ts";
 
 // Status with conditions Accepted / Programmed / Ready, each with a reason and a message (the Gateway API
 // convention). lastTransitionTime only moves when a condition's status changes.
+
+/** A message past the CRD's bound would make the API server refuse the whole status: cut it instead. */
+function boundedMessage(message: string): string {
+  if (message.length <= CONDITION_MESSAGE_MAX) return message;
+  const marker = " … (cut)";
+  return message.slice(0, CONDITION_MESSAGE_MAX - marker.length) + marker;
+}
 
 export type ConditionInput = Pick<Condition, "type" | "reason" | "message"> & { status: boolean | "Unknown" };
 
@@ -19,7 +26,7 @@ export function buildStatus(
       type: input.type,
       status,
       reason: input.reason,
-      message: input.message,
+      message: boundedMessage(input.message),
       lastTransitionTime: before && before.status === status ? before.lastTransitionTime : now.toISOString(),
       ...(generation === undefined ? {} : { observedGeneration: generation }),
     };

@@ -17,6 +17,7 @@ import { type Resource, type ResourceRef, refKey } from "../render/resources.ts"
 import { derivedServerUrl, renderServerWorkload, serverDeploymentOf } from "../render/server-workload.ts";
 import { Backoff, type BackoffSchedule, WATCH_BACKOFF } from "./backoff.ts";
 import { buildStatus, type ConditionInput, sameStatus } from "./conditions.ts";
+import { conditionEvents, eventObject } from "./events.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -77,6 +78,7 @@ export class Controller {
     Cache
   >;
   private readonly countReconcile: (labels: Record<string, string>) => void;
+  private readonly timeReconcile: (labels: Record<string, string>, seconds: number) => void;
   private resyncTimer: NodeJS.Timeout | undefined;
   /** Aborted by stop(): ends the retry waits of watches that never connected. */
   private lifetime = new AbortController();
@@ -115,6 +117,11 @@ export class Controller {
     this.countReconcile = options.metrics.counter(
       "svc_operator_reconcile_total",
       "Reconciles by kind and result",
+    );
+    this.timeReconcile = options.metrics.histogram(
+      "svc_operator_reconcile_duration_seconds",
+      "Time one reconcile took, by kind and result",
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     );
     options.metrics.gauge(
       "svc_operator_queue_depth",
@@ -237,14 +244,18 @@ export class Controller {
 
   private async reconcile(key: string): Promise<void> {
     const [kind, namespace = "", name = ""] = key.split("/") as [Kind, string, string];
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       if (kind === "McpGateway") await this.reconcileGateway(namespace, name);
       else await this.reconcileMember(kind, namespace, name);
       this.queue.forget(key);
       this.countReconcile({ kind, result: "success" });
+      this.timeReconcile({ kind, result: "success" }, seconds());
     } catch (error) {
       const retryInMs = this.queue.retry(key);
       this.countReconcile({ kind, result: "error" });
+      this.timeReconcile({ kind, result: "error" }, seconds());
       this.log.error("reconcile failed", {
         key,
         error: describeError(error),
@@ -512,5 +523,15 @@ export class Controller {
       resource.metadata.name,
       status as Record<string, unknown>,
     );
+    // Events only after the status they describe is written; one lost event must not fail the reconcile.
+    for (const event of conditionEvents(previous, status)) {
+      await this.kube.create(eventObject(kind, resource, event, new Date())).catch((error: unknown) => {
+        this.log.warn("event not recorded", {
+          resource: `${kind}/${resource.metadata.namespace}/${resource.metadata.name}`,
+          reason: event.reason,
+          error: describeError(error),
+        });
+      });
+    }
   }
 }

@@ -120,6 +120,11 @@ export class KubeClient {
     }
   }
 
+  /** Creates an object once (an Event: each is new, never applied over). */
+  async create(object: KubeObject): Promise<void> {
+    await this.objects.create(object as KubernetesObject);
+  }
+
   /** Replaces status wholesale (merge patch of `{ status }`; lists in a merge patch replace). */
   async patchStatus(
     kind: Kind,

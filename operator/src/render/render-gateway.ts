@@ -18,9 +18,10 @@ import {
   type ResourceRef,
   refOf,
 } from "./resources.ts";
-import { type SecretEnv, secretEnv, secretVariableName } from "./secret-env.ts";
+import { type GatewayEnv, secretEnv, secretVariableName } from "./secret-env.ts";
 import { selects } from "./selection.ts";
 import { derivedServerUrl, serverDeploymentOf } from "./server-workload.ts";
+import { upstreamApiKeyEnv } from "./upstream-api-key.ts";
 
 // The pure render of one McpGateway: the resources it selects → gateway YAML (validated with the gateway's
 // own validator) → a ConfigMap, plus the secretKeyRef env entries of the gateway container. No I/O.
@@ -47,7 +48,7 @@ export interface GatewayRender {
   configMap: KubeObject;
   /** Partial Deployment for server-side apply: only the gateway container's secret env entries. */
   gatewayEnvPatch: KubeObject;
-  env: SecretEnv[];
+  env: GatewayEnv[];
 }
 
 interface GatewaySpecSettings {
@@ -80,7 +81,7 @@ export function renderGateway(input: RenderInput): GatewayRender {
   const schemas = kindSchemas();
   const problems: ResourceProblem[] = [];
   const sources: RenderedSource[] = [{ gatewayPath: "", ref: gatewayRef, resourcePath: "spec" }];
-  const env: SecretEnv[] = [];
+  const env: GatewayEnv[] = [];
   const serverUrls = new Map<string, string>();
 
   /** Maps one resource's spec part to gateway keys; problems go to that resource. */
@@ -151,6 +152,9 @@ export function renderGateway(input: RenderInput): GatewayRender {
     const url = deployment ? derivedServerUrl(server, deployment) : (entry?.url as string | undefined);
     const name = (entry?.name as string | undefined) ?? server.metadata.name;
     if (url) serverUrls.set(name, url);
+    const upstreamKey = upstreamApiKeyEnv(server, name, gatewayNamespace);
+    env.push(...upstreamKey.env);
+    for (const problem of upstreamKey.problems) problems.push({ ref: refOf(server), ...problem });
     return { name, ...(url ? { url } : {}), ...entry };
   });
 

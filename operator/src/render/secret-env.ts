@@ -11,6 +11,9 @@ export interface SecretEnv {
   valueFrom: { secretKeyRef: { name: string; key: string } };
 }
 
+/** An env entry the operator puts on the gateway container: from a Secret, or a plain value. */
+export type GatewayEnv = SecretEnv | { name: string; value: string };
+
 export function secretVariableName(ref: ResourceRef, field: string): string {
   const readable = `${ref.kind}_${ref.name}_${field.replace(/^spec\./, "")}`
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")

@@ -2,15 +2,28 @@
 // over HTTP on 127.0.0.1. It speaks the real wire format for what the operator uses — discovery, list,
 // watch (JSON lines from a resourceVersion), create, get, replace with optimistic concurrency (409),
 // delete with owner-reference garbage collection, JSON merge patch, server-side apply
-// (application/apply-patch+yaml with a required fieldManager) and the status subresource — and rejects
-// anything else loudly so a wrong request shows up as a failing test, not as silent success.
-// Not modelled: SSA field-ownership conflicts, finalizers, admission, controllers (tests set Deployment
-// status themselves through `setStatus`).
+// (application/apply-patch+yaml with a required fieldManager, field ownership per manager and 409 conflicts
+// unless `force`), the status subresource, defaulting from a CRD's structural schema, watch bookmarks and
+// 410 Gone for a watch from a compacted resourceVersion — and rejects anything else loudly so a wrong request
+// shows up as a failing test, not as silent success. Each of these behaviours is tested in
+// operator/test/fake-kube-api.test.ts against the Kubernetes API documentation section it follows.
+// Not modelled: field ownership through update (PUT, merge patch: only apply records managers),
+// finalizers, admission, controllers (tests set Deployment status themselves through `setStatus`).
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parse as parseYaml } from "yaml";
-import { isObject, type Json, type JsonObject, jsonMergePatch, serverSideApply } from "./merge.ts";
+import type { JsonSchema } from "../api/json-schema.ts";
+import {
+  appliedFields,
+  isObject,
+  type Json,
+  type JsonObject,
+  jsonMergePatch,
+  serverSideApply,
+  withoutFields,
+} from "./merge.ts";
+import { applyStructuralDefaults } from "./structural-defaults.ts";
 
 export interface FakeResourceType {
   group: string; // "" for the core group
@@ -22,6 +35,8 @@ export interface FakeResourceType {
   statusSubresource: boolean;
   /** Returns problems (empty when valid), like a CRD's OpenAPI schema in a real API server. */
   validate?: (object: JsonObject) => string[];
+  /** A CRD's structural schema: its `default`s are applied on every create and update. */
+  schema?: JsonSchema;
 }
 
 export const builtinResourceTypes: FakeResourceType[] = [
@@ -34,6 +49,7 @@ export const builtinResourceTypes: FakeResourceType[] = [
     statusSubresource: false,
   },
   { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true, statusSubresource: false },
+  { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true, statusSubresource: false },
   {
     group: "",
     version: "v1",
@@ -86,6 +102,10 @@ interface Watcher {
   namespace: string | undefined;
   selector: LabelSelector;
   response: ServerResponse;
+  /** The client sent allowWatchBookmarks=true. */
+  bookmarks: boolean;
+  /** Path and query, as the client asked. */
+  request: string;
 }
 
 type LabelSelector = (labels: Record<string, string>) => boolean;
@@ -147,6 +167,10 @@ export class FakeKubeApi {
   private readonly history: WatchEvent[] = [];
   private readonly watchers = new Set<Watcher>();
   private resourceVersion = 1;
+  /** How many watches were answered 410 Gone. */
+  expiredWatches = 0;
+  /** Watches from a resourceVersion older than this are answered 410 Gone (etcd compacted that history). */
+  private compactedThrough = 0;
   private server: Server | undefined;
   url = "";
 
@@ -178,10 +202,41 @@ export class FakeKubeApi {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** The path and query of every open watch (tests wait for theirs before changing objects). */
+  openWatches(): string[] {
+    return [...this.watchers].map((watcher) => watcher.request);
+  }
+
   /** Ends every open watch, as an API server restart or a load balancer timeout would. */
   dropWatches(): void {
     for (const watcher of this.watchers) watcher.response.end();
     this.watchers.clear();
+  }
+
+  /** Forgets the change history up to now, as etcd compaction does: a watch from an older resourceVersion
+   *  gets 410 Gone and its client has to list again. */
+  compact(): void {
+    this.compactedThrough = this.resourceVersion;
+    this.history.length = 0;
+  }
+
+  /** Sends a BOOKMARK (the current resourceVersion, no object) to every watch that allows bookmarks, as
+   *  the API server does from time to time so a client can resume from a recent resourceVersion. */
+  bookmark(): void {
+    for (const watcher of this.watchers) {
+      if (!watcher.bookmarks) continue;
+      const type = watcher.resource;
+      watcher.response.write(
+        `${JSON.stringify({
+          type: "BOOKMARK",
+          object: {
+            apiVersion: type.group ? `${type.group}/${type.version}` : type.version,
+            kind: type.kind,
+            metadata: { resourceVersion: String(this.resourceVersion) },
+          },
+        })}\n`,
+      );
+    }
   }
 
   // ---- direct access for test setup and assertions -------------------------------------------------
@@ -266,8 +321,14 @@ export class FakeKubeApi {
     }
   }
 
-  private create(type: FakeResourceType, input: JsonObject, applied?: [string, JsonObject]): JsonObject {
+  /** A copy of what a client sent, with the defaults of its type's schema applied. */
+  private defaulted(type: FakeResourceType, input: JsonObject): JsonObject {
     const object = structuredClone(input);
+    return type.schema ? applyStructuralDefaults(type.schema, object) : object;
+  }
+
+  private create(type: FakeResourceType, input: JsonObject, applied?: [string, JsonObject]): JsonObject {
+    const object = this.defaulted(type, input);
     const metadata = metadataOf(object);
     if (typeof metadata.name !== "string" || metadata.name === "") {
       throw new ApiError(422, "Invalid", `${type.kind}: metadata.name: Required value`);
@@ -301,7 +362,7 @@ export class FakeKubeApi {
     const stored = this.store.get(key);
     if (!stored) throw new ApiError(404, "NotFound", `not found: ${key}`);
     const before = stored.object;
-    const object = structuredClone(input);
+    const object = this.defaulted(type, input);
     const metadata = metadataOf(object);
     const beforeMetadata = metadataOf(before);
     if (type.statusSubresource) {
@@ -498,14 +559,7 @@ export class FakeKubeApi {
         const body = this.parseJson(await this.readBody(request));
         const stored = this.store.get(key);
         if (!stored) throw new ApiError(404, "NotFound", `${type.plural} "${name}" not found`);
-        const sentVersion = metadataOf(body).resourceVersion;
-        if (sentVersion !== undefined && sentVersion !== metadataOf(stored.object).resourceVersion) {
-          throw new ApiError(
-            409,
-            "Conflict",
-            `Operation cannot be fulfilled on ${type.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-          );
-        }
+        this.checkPrecondition(type, name, body, stored.object);
         return this.sendJson(response, 200, this.update(type, key, body, part));
       }
       case "PATCH": {
@@ -540,7 +594,9 @@ export class FakeKubeApi {
     const stored = this.store.get(key);
     if (contentType === "application/merge-patch+json") {
       if (!stored) throw new ApiError(404, "NotFound", `${type.plural} "${name}" not found`);
-      const merged = jsonMergePatch(stored.object, this.parseJson(text)) as JsonObject;
+      const patch = this.parseJson(text);
+      this.checkPrecondition(type, name, patch, stored.object);
+      const merged = jsonMergePatch(stored.object, patch) as JsonObject;
       return this.update(type, key, merged, part);
     }
     if (contentType !== "application/apply-patch+yaml") {
@@ -569,6 +625,10 @@ export class FakeKubeApi {
       throw new ApiError(400, "BadRequest", "apply patch: metadata.namespace does not match the URL");
     }
     const managerKey = `${part}:${manager}`;
+    if (stored) {
+      this.checkPrecondition(type, name, applied, stored.object);
+      this.takeOwnership(stored, part, managerKey, applied, url.searchParams.get("force") === "true");
+    }
     if (!stored) {
       if (part === "status") throw new ApiError(404, "NotFound", `${type.plural} "${name}" not found`);
       return this.create(
@@ -581,6 +641,57 @@ export class FakeKubeApi {
     const updated = this.update(type, key, result, part);
     stored.applied.set(managerKey, applied);
     return updated;
+  }
+
+  /** A write that names a resourceVersion applies only to that version of the object (optimistic
+   *  concurrency): anything else is 409 Conflict. */
+  private checkPrecondition(type: FakeResourceType, name: string, body: JsonObject, live: JsonObject): void {
+    const sent = isObject(body.metadata) ? body.metadata.resourceVersion : undefined;
+    if (sent !== undefined && sent !== null && sent !== metadataOf(live).resourceVersion) {
+      throw new ApiError(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${type.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+  }
+
+  /** Server-side apply conflicts: a field another manager applied with a different value is theirs; without
+   *  `force` the apply fails with 409 naming every such field and its manager, with `force` the field
+   *  changes hands (the other manager no longer owns it, so its next apply will not remove it). Applying the
+   *  same value makes the field shared, which is no conflict. */
+  private takeOwnership(
+    stored: StoredObject,
+    part: "spec" | "status",
+    managerKey: string,
+    applied: JsonObject,
+    force: boolean,
+  ): void {
+    const mine = appliedFields(applied);
+    const conflicts: { manager: string; field: string }[] = [];
+    const lost = new Map<string, Set<string>>();
+    for (const [otherKey, otherApplied] of stored.applied) {
+      if (otherKey === managerKey || !otherKey.startsWith(`${part}:`)) continue;
+      const theirs = appliedFields(otherApplied);
+      for (const [field, value] of mine) {
+        const theirValue = theirs.get(field);
+        if (theirValue === undefined || theirValue === value) continue;
+        conflicts.push({ manager: otherKey.slice(part.length + 1), field });
+        lost.set(otherKey, (lost.get(otherKey) ?? new Set()).add(field));
+      }
+    }
+    if (conflicts.length === 0) return;
+    if (!force) {
+      const list = conflicts.map((conflict) => `conflict with "${conflict.manager}": ${conflict.field}`);
+      throw new ApiError(
+        409,
+        "Conflict",
+        `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? "" : "s"}: ${list.join("; ")}`,
+      );
+    }
+    for (const [otherKey, fields] of lost) {
+      stored.applied.set(otherKey, withoutFields(stored.applied.get(otherKey) ?? {}, fields));
+    }
   }
 
   private sendList(
@@ -612,11 +723,29 @@ export class FakeKubeApi {
     const since = Number(url.searchParams.get("resourceVersion") || this.resourceVersion);
     response.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
     response.flushHeaders();
+    if (since < this.compactedThrough) {
+      // The API server answers a watch from a compacted resourceVersion with an ERROR event carrying a
+      // 410 Status, then ends the watch; the client must list again.
+      const status = {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: `too old resource version: ${since} (${this.compactedThrough})`,
+        reason: "Expired",
+        code: 410,
+      };
+      this.expiredWatches += 1;
+      response.end(`${JSON.stringify({ type: "ERROR", object: status })}\n`);
+      return;
+    }
     const watcher: Watcher = {
       resource: type,
       namespace,
       selector: parseLabelSelector(url.searchParams.get("labelSelector")),
       response,
+      bookmarks: url.searchParams.get("allowWatchBookmarks") === "true",
+      request: `${url.pathname}${url.search}`,
     };
     for (const event of this.history) if (event.resourceVersion > since) this.send(watcher, event);
     this.watchers.add(watcher);

@@ -83,3 +83,60 @@ export function serverSideApply(
   const pruned = previousApplied ? prune(live, previousApplied, applied) : live;
   return applyMerge(pruned, applied) as JsonObject;
 }
+
+/** The fields an apply configuration sets, as `.a.b[name="x"].c` paths with their values (canonical JSON):
+ *  what server-side apply records as that manager's fields. Objects are walked, lists keyed by `name` are
+ *  walked per item, anything else (scalars, atomic lists) is one field. The object's identity (apiVersion,
+ *  kind, metadata.name, metadata.namespace) belongs to no manager. */
+export function appliedFields(applied: JsonObject): Map<string, string> {
+  const fields = new Map<string, string>();
+  const walk = (value: Json, path: string): void => {
+    if (isObject(value) && Object.keys(value).length > 0) {
+      for (const [key, child] of Object.entries(value)) walk(child, `${path}.${key}`);
+      return;
+    }
+    if (Array.isArray(value) && value.length > 0 && isKeyedList(value)) {
+      for (const item of value) {
+        const { name, ...rest } = item;
+        const itemPath = `${path}[name=${JSON.stringify(name)}]`;
+        if (Object.keys(rest).length === 0) fields.set(itemPath, JSON.stringify({}));
+        else walk(rest, itemPath);
+      }
+      return;
+    }
+    fields.set(path, JSON.stringify(value));
+  };
+  const { apiVersion: _a, kind: _k, metadata, ...rest } = applied;
+  if (isObject(metadata)) {
+    const { name: _n, namespace: _ns, ...ownedMetadata } = metadata;
+    if (Object.keys(ownedMetadata).length > 0) walk(ownedMetadata, ".metadata");
+  }
+  if (Object.keys(rest).length > 0) walk(rest, "");
+  return fields;
+}
+
+/** `applied` without the fields at `paths` (paths as appliedFields names them): what a manager still owns
+ *  after another one forced those fields away from it. */
+export function withoutFields(applied: JsonObject, paths: Set<string>): JsonObject {
+  const strip = (value: Json, path: string): Json | undefined => {
+    if (paths.has(path)) return undefined;
+    if (isObject(value)) {
+      const result: JsonObject = {};
+      for (const [key, child] of Object.entries(value)) {
+        const kept = strip(child, `${path}.${key}`);
+        if (kept !== undefined) result[key] = kept;
+      }
+      return result;
+    }
+    if (Array.isArray(value) && isKeyedList(value)) {
+      return value.flatMap((item) => {
+        const itemPath = `${path}[name=${JSON.stringify(item.name)}]`;
+        if (paths.has(itemPath)) return [];
+        const kept = strip(item, itemPath) as JsonObject;
+        return [{ ...kept, name: item.name ?? null }];
+      });
+    }
+    return value;
+  };
+  return (strip(applied, "") as JsonObject | undefined) ?? {};
+}
