@@ -1,12 +1,10 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { apiKeyHeaderVariable, apiKeyVariable } from "../../gateway/src/runtime/config-snapshot.ts";
 import { readResources } from "../src/cli/read-resources.ts";
 import { formatResourceProblem } from "../src/render/problems.ts";
 import { renderAll } from "../src/render/render-all.ts";
 import type { Resource } from "../src/render/resources.ts";
-import { upstreamApiKeyHeaderVariable, upstreamApiKeyVariable } from "../src/render/upstream-api-key.ts";
 import { expectGolden } from "./golden.ts";
 import { examplesDir } from "./paths.ts";
 
@@ -308,13 +306,6 @@ describe("render", () => {
     ]);
     expect(render?.yaml).not.toMatch(/upstream_?api_?key|github"?, key|api-key/i);
     expect(render?.yaml).toContain("upstream_auth_type: api_key");
-  });
-
-  it("names the upstream key variables exactly as the gateway reads them", () => {
-    for (const name of ["github", "github.v2", "my-server", "A_b-9.x"]) {
-      expect(upstreamApiKeyVariable(name)).toBe(apiKeyVariable(name));
-      expect(upstreamApiKeyHeaderVariable(name)).toBe(apiKeyHeaderVariable(name));
-    }
   });
 
   it("refuses an upstream key without api_key, a header without a key, and a Secret in another namespace", () => {

@@ -13,6 +13,7 @@ export { CONFIG_FILE_ENV, CONFIG_FILE_LOCATIONS, findConfigFile } from "./discov
 export { type LoadedConfig, type LoadOptions, loadConfig } from "./load.ts";
 export { ConfigError, type ConfigProblem, formatProblem } from "./problems.ts";
 export * from "./schema.ts";
+export { apiKeyHeaderVariable, apiKeyVariable, serverEnvSuffix } from "./server-env.ts";
 export { nearestKey } from "./suggest.ts";
 export {
   type DeploymentMode,

@@ -4,10 +4,11 @@
 // which writes to the client's response itself; failures become GatewayErrors naming the server.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { Response as UndiciResponse } from "undici";
+import { apiKeyVariable } from "../config/server-env.ts";
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
-import { apiKeyVariable, type UpstreamRoute } from "../runtime/config-snapshot.ts";
+import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
 import type { GatewayMetrics, UpstreamErrorKind } from "../runtime/metrics.ts";
 import { downstreamResponseHeaders, isIdentityEncoding, upstreamRequestHeaders } from "./headers.ts";
 import { onResponseClosed } from "./on-response-closed.ts";

@@ -3,6 +3,7 @@
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
 import { formatPath } from "../config/problems.ts";
+import { apiKeyHeaderVariable, apiKeyVariable } from "../config/server-env.ts";
 import { type CompiledFirewall, compileFirewall, DetectorSet } from "../firewall/detectors.ts";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
@@ -44,19 +45,6 @@ export interface ConfigSnapshot {
   replayProtection: boolean;
   /** The firewall detectors this configuration built; closed when a reload replaces it. */
   detectors: DetectorSet;
-}
-
-/** `my-server.v2` → `MY_SERVER_V2`: the suffix of the per-server environment variables. */
-export function serverEnvSuffix(name: string): string {
-  return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-}
-
-export function apiKeyVariable(name: string): string {
-  return `SVC_UPSTREAM_API_KEY_${serverEnvSuffix(name)}`;
-}
-
-export function apiKeyHeaderVariable(name: string): string {
-  return `SVC_UPSTREAM_KEY_HEADER_${serverEnvSuffix(name)}`;
 }
 
 function apiKeyAuth(

@@ -1,17 +1,12 @@
+import { apiKeyHeaderVariable, apiKeyVariable } from "@svc-mcp/gateway/config";
 import type { Resource } from "./resources.ts";
 import type { GatewayEnv } from "./secret-env.ts";
 
 // An McpServer with upstreamAuthType api_key sends a key the gateway reads from its environment:
 // SVC_UPSTREAM_API_KEY_<NAME>, and optionally the header to carry it in SVC_UPSTREAM_KEY_HEADER_<NAME>, where
 // NAME is the server's name upper-cased with every other character than A-Z and 0-9 turned into `_` (the
-// gateway's rule; a test holds these names to the gateway's own functions). The key comes from a Secret via
+// gateway's own functions, from its config package). The key comes from a Secret via
 // `upstreamApiKey.secretKeyRef` and becomes a valueFrom.secretKeyRef env entry on the gateway container.
-
-const envSuffix = (serverName: string) => serverName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-
-export const upstreamApiKeyVariable = (serverName: string) => `SVC_UPSTREAM_API_KEY_${envSuffix(serverName)}`;
-export const upstreamApiKeyHeaderVariable = (serverName: string) =>
-  `SVC_UPSTREAM_KEY_HEADER_${envSuffix(serverName)}`;
 
 interface FieldProblem {
   field: string;
@@ -56,12 +51,12 @@ export function upstreamApiKeyEnv(
   const ref = spec.upstreamApiKey.secretKeyRef as { name: string; key: string };
   const env: GatewayEnv[] = [
     {
-      name: upstreamApiKeyVariable(serverName),
+      name: apiKeyVariable(serverName),
       valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } },
     },
   ];
   if (typeof spec.upstreamApiKeyHeader === "string") {
-    env.push({ name: upstreamApiKeyHeaderVariable(serverName), value: spec.upstreamApiKeyHeader });
+    env.push({ name: apiKeyHeaderVariable(serverName), value: spec.upstreamApiKeyHeader });
   }
   return { env, problems };
 }
