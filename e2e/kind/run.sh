@@ -122,7 +122,8 @@ RESTARTS_AFTER=$(kubectl get pods -n "$NS" -l app.kubernetes.io/component=gatewa
 
 log "an invalid resource: its status says why, traffic keeps flowing"
 kubectl apply -f e2e/kind/broken-server.yaml
-kubectl wait -n "$NS" --for=condition=Accepted=false mcpserver/broken --timeout=120s
+# Accepted=false alone would also hold for a moment while the server is not selected yet: wait for the reason.
+kubectl wait -n "$NS" --for=jsonpath='{.status.conditions[?(@.type=="Accepted")].reason}'=Invalid mcpserver/broken --timeout=120s
 kubectl get mcpserver broken -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Accepted")].message}' | tee "$WORK/broken.txt"
 grep -q 'nowhere' "$WORK/broken.txt"
 "${CHECK[@]}" "${AS_ENGINEER[@]}" --tool hello --args '{"name":"still"}' --expect still

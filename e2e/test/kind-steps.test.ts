@@ -57,6 +57,14 @@ async function helmInstall(sets: string[]): Promise<void> {
   }
 }
 
+function conditionReason(kind: Kind, name: string, type: string): string | undefined {
+  const conditions = ((api.get(kind, NS, name)?.status as JsonObject | undefined)?.conditions ?? []) as {
+    type: string;
+    reason?: string;
+  }[];
+  return conditions.find((condition) => condition.type === type)?.reason;
+}
+
 function conditionStatus(kind: Kind, name: string, type: string): string | undefined {
   const conditions = ((api.get(kind, NS, name)?.status as JsonObject | undefined)?.conditions ?? []) as {
     type: string;
@@ -117,6 +125,16 @@ async function runStep(step: KindStep): Promise<void> {
             step.status,
           );
         }
+      });
+      return;
+    }
+    case "wait-reason": {
+      const kind = kindByResourceName(step.kind);
+      await waitFor(() => {
+        expect(
+          conditionReason(kind, step.name, step.condition),
+          `${kind}/${step.name} ${step.condition}`,
+        ).toBe(step.reason);
       });
       return;
     }

@@ -15,6 +15,7 @@ export type KindStep =
   | { step: "delete"; path: string }
   | { step: "patch"; kind: string; name: string; patch: unknown }
   | { step: "wait"; kind: string; name: string | "--all"; condition: string; status: "True" | "False" }
+  | { step: "wait-reason"; kind: string; name: string; condition: string; reason: string }
   | { step: "rollout"; deployment: string };
 
 export const kindScriptPath = join(repoRoot, "e2e", "kind", "run.sh");
@@ -70,6 +71,19 @@ const STEP_SHAPES: [RegExp, (match: string[]) => KindStep][] = [
         name: all ? "--all" : (name as string),
         condition: condition as string,
         status: negated ? "False" : "True",
+      };
+    },
+  ],
+  [
+    /^kubectl wait -n "\$NS" --for=jsonpath='\{\.status\.conditions\[\?\(@\.type=="(\w+)"\)\]\.reason\}'=(\w+) (\S+) --timeout=\d+s$/,
+    ([, condition, reason, target]) => {
+      const [kind, name] = (target as string).split("/");
+      return {
+        step: "wait-reason",
+        kind: kind as string,
+        name: name as string,
+        condition: condition as string,
+        reason: reason as string,
       };
     },
   ],
