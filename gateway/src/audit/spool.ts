@@ -77,6 +77,14 @@ function encode(events: readonly ChainedAuditEvent[]): Encoded {
   return encoded;
 }
 
+/** An append waiting for the next write: the events taken (from the start) and their lines. */
+interface QueuedAppend {
+  events: readonly ChainedAuditEvent[];
+  taken: number;
+  buffer: Buffer;
+  lengths: number[];
+}
+
 /** An appended event and where its line is. */
 interface RecentEvent {
   event: ChainedAuditEvent;
@@ -100,6 +108,9 @@ export class Spool implements Backlog<SpoolBatch> {
   readonly #opened: Promise<void>;
   #openError: unknown;
   #writing: Promise<void>;
+  /** Appends not yet handed to a write, and whether a write for them is already chained. */
+  readonly #queued: QueuedAppend[] = [];
+  #groupScheduled = false;
   #dirty = false;
   #fsyncTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -178,34 +189,55 @@ export class Spool implements Backlog<SpoolBatch> {
     }
     this.#pendingEvents += taken;
     this.#pendingBytes += buffer.length;
-    const written = buffer;
-    this.#writing = this.#writing.then(async () => {
-      try {
-        if (this.#openError !== undefined) return;
-        const at = await this.#write(written);
-        this.#events += taken;
-        this.#bytes += written.length;
-        let offset = at.offset;
-        for (let i = 0; i < taken; i++) {
-          const end = offset + (encoded.lengths[i] as number);
+    this.#queued.push({ events, taken, buffer, lengths: encoded.lengths });
+    // Group commit: appends that arrive while a write is in flight go out together in the next one, so a busy gateway
+    // makes one write() per sink per disk round trip instead of one per background flush (each a syscall on the
+    // thread pool and a promise, for each of the exporters).
+    if (!this.#groupScheduled) {
+      this.#groupScheduled = true;
+      this.#writing = this.#writing.then(() => this.#writeQueued());
+    }
+    return taken;
+  }
+
+  async #writeQueued(): Promise<void> {
+    this.#groupScheduled = false;
+    const parts = this.#queued.splice(0);
+    const events = parts.reduce((sum, part) => sum + part.taken, 0);
+    const bytes = parts.reduce((sum, part) => sum + part.buffer.length, 0);
+    try {
+      if (this.#openError !== undefined) return;
+      const at = await this.#write(
+        parts.length === 1
+          ? (parts[0] as QueuedAppend).buffer
+          : Buffer.concat(
+              parts.map((part) => part.buffer),
+              bytes,
+            ),
+      );
+      this.#events += events;
+      this.#bytes += bytes;
+      let offset = at.offset;
+      for (const part of parts) {
+        for (let i = 0; i < part.taken; i++) {
+          const end = offset + (part.lengths[i] as number);
           this.#recent.push({
-            event: events[i] as ChainedAuditEvent,
+            event: part.events[i] as ChainedAuditEvent,
             segment: at.segment,
             start: offset,
             end,
           });
           offset = end;
         }
-        if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
-      } catch (error) {
-        this.#options.onError?.(error);
-      } finally {
-        this.#pendingEvents -= taken;
-        this.#pendingBytes -= written.length;
-        this.onWritten?.();
       }
-    });
-    return taken;
+      if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
+    } catch (error) {
+      this.#options.onError?.(error);
+    } finally {
+      this.#pendingEvents -= events;
+      this.#pendingBytes -= bytes;
+      this.onWritten?.();
+    }
   }
 
   /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
