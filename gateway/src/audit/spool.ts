@@ -7,7 +7,7 @@
 // least once: a crash between the sink accepting and the cursor being saved redelivers that batch (receivers
 // deduplicate on the event's `hash`).
 //
-// Durability (fsync policy): each batch is one write() to the segment, so once it returns the events survive the
+// Durability (fsync policy): the appends of 10 ms are one write() to the segment, so once it returns the events survive the
 // process being killed (they are in the kernel); the segment is fdatasync'ed at most once a second while writes come
 // in, and on close. A machine crash can lose up to the last second of appends; a torn last line is cut off on open.
 //
@@ -55,6 +55,8 @@ const segmentName = (segment: number): string => `${String(segment).padStart(12,
 /** Bytes read from a segment at once (a batch of 256 typical events is ~130 KB); a longer line grows the buffer. */
 const READ_CHUNK = 256 << 10;
 const FSYNC_EVERY_MS = 1000;
+/** Appends this close together share one write (see append). */
+const GROUP_COMMIT_MS = 10;
 
 /** Recently appended events kept in memory, so a sink that keeps up never reads (and parses) its spool back. */
 const RECENT_MAX = 20_000;
@@ -108,9 +110,9 @@ export class Spool implements Backlog<SpoolBatch> {
   readonly #opened: Promise<void>;
   #openError: unknown;
   #writing: Promise<void>;
-  /** Appends not yet handed to a write, and whether a write for them is already chained. */
+  /** Appends not yet handed to a write, and the timer that will hand them over. */
   readonly #queued: QueuedAppend[] = [];
-  #groupScheduled = false;
+  #groupTimer: NodeJS.Timeout | undefined;
   #dirty = false;
   #fsyncTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -190,18 +192,25 @@ export class Spool implements Backlog<SpoolBatch> {
     this.#pendingEvents += taken;
     this.#pendingBytes += buffer.length;
     this.#queued.push({ events, taken, buffer, lengths: encoded.lengths });
-    // Group commit: appends that arrive while a write is in flight go out together in the next one, so a busy gateway
-    // makes one write() per sink per disk round trip instead of one per background flush (each a syscall on the
-    // thread pool and a promise, for each of the exporters).
-    if (!this.#groupScheduled) {
-      this.#groupScheduled = true;
-      this.#writing = this.#writing.then(() => this.#writeQueued());
+    // Group commit: appends within GROUP_COMMIT_MS go out in one write(). The gateway hands each background flush
+    // (a handful of events under load) to every exporter's spool, and one write per flush per exporter, each a
+    // syscall on the thread pool plus a promise, was the largest CPU cost of exporting. The queue lingers far longer
+    // than this before sending, so delivery is not later for it.
+    if (this.#groupTimer === undefined) {
+      this.#groupTimer = setTimeout(() => this.#commitQueued(), GROUP_COMMIT_MS);
+      this.#groupTimer.unref();
     }
     return taken;
   }
 
+  /** Chains a write of every queued append after the writes before it. */
+  #commitQueued(): void {
+    clearTimeout(this.#groupTimer);
+    this.#groupTimer = undefined;
+    if (this.#queued.length > 0) this.#writing = this.#writing.then(() => this.#writeQueued());
+  }
+
   async #writeQueued(): Promise<void> {
-    this.#groupScheduled = false;
     const parts = this.#queued.splice(0);
     const events = parts.reduce((sum, part) => sum + part.taken, 0);
     const bytes = parts.reduce((sum, part) => sum + part.buffer.length, 0);
@@ -309,6 +318,7 @@ export class Spool implements Backlog<SpoolBatch> {
   /** Waits for appends in progress, syncs and closes the files; what is undelivered stays for the next start. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#commitQueued();
     await this.#writing.catch(() => {});
     clearTimeout(this.#fsyncTimer);
     if (this.#writer !== undefined) {
