@@ -3,6 +3,8 @@
 //   gateway  → svc-gateway start (its own process) → upstream
 //   nginx    → nginx, 1 worker (when installed)   → upstream
 //   secured  → svc-gateway start with JWT auth + RBAC + Redis rate limit + replay + audit → upstream
+//   exported → a second secured gateway with every audit exporter on (search index, OTLP logs, SIEM), its receivers
+//              on loopback in the bench process: export is off the request path, so it should keep ≥ 0.9 of secured
 //   scrubbed → the same secured gateway, on a server with PII scrubbing and every recognizer on → upstream
 //   inspected → the same, on a server with scrubbing and the prompt-injection firewall (block, built-in detector)
 // for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
@@ -20,6 +22,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { type ExportReceivers, startExportReceivers } from "./export-receivers.ts";
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
@@ -27,10 +30,10 @@ import { cpuMs } from "./process-cpu.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
-type Path = "direct" | "gateway" | "nginx" | "secured" | "scrubbed" | "inspected";
-const PATHS = ["direct", "gateway", "nginx", "secured", "scrubbed", "inspected"] as const;
-/** Paths through the secured gateway: they need a user's token. */
-const SECURED: ReadonlySet<Path> = new Set(["secured", "scrubbed", "inspected"]);
+type Path = "direct" | "gateway" | "nginx" | "secured" | "exported" | "scrubbed" | "inspected";
+const PATHS = ["direct", "gateway", "nginx", "secured", "exported", "scrubbed", "inspected"] as const;
+/** Paths through a secured gateway: they need a user's token. */
+const SECURED: ReadonlySet<Path> = new Set(["secured", "exported", "scrubbed", "inspected"]);
 /** Paths measured on the pii workload only (the message inspectors have nothing to do on the others). */
 const PII_ONLY: Readonly<Partial<Record<Path, string>>> = {
   scrubbed: "/bench-pii/mcp",
@@ -125,6 +128,8 @@ async function main(): Promise<void> {
   let gateway: SpawnedGateway | undefined;
   let nginx: RunningNginx | undefined;
   let secured: SecuredGateway | undefined;
+  let receivers: ExportReceivers | undefined;
+  let exported: SecuredGateway | undefined;
   try {
     upstream = await spawnUpstream();
     const config = await writeGatewayConfig(dir, {
@@ -134,6 +139,13 @@ async function main(): Promise<void> {
     gateway = await spawnGateway(config);
     secured = await startSecuredGateway(dir, upstream.url, users);
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
+    receivers = await startExportReceivers(dir);
+    exported = await startSecuredGateway(dir, upstream.url, users, {
+      name: "exported",
+      exportersYaml: receivers.exportersYaml,
+      env: receivers.env,
+    });
+    console.log("exported path: the secured gateway plus the search index, OTLP logs and SIEM exporters");
     if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
     else {
       nginx = await startNginx(join(dir, "nginx"), upstream.url);
@@ -146,6 +158,7 @@ async function main(): Promise<void> {
       gateway: gateway.url,
       nginx: nginx?.url,
       secured: secured.url,
+      exported: exported.url,
       scrubbed: secured.url,
       inspected: secured.url,
     };
@@ -159,7 +172,8 @@ async function main(): Promise<void> {
       const route = path === "direct" ? `/${upstreamKind}/mcp` : (piiRoute ?? `/bench-${upstreamKind}/mcp`);
       const payload = kind === "pii" ? piiBody : body;
       if (!SECURED.has(path)) return { url: `${base}${route}`, body: payload, headers };
-      const headerSets = (secured?.authHeaders ?? []).map((auth) => ({ ...headers, ...auth }));
+      const tokens = path === "exported" ? exported?.authHeaders : secured?.authHeaders;
+      const headerSets = (tokens ?? []).map((auth) => ({ ...headers, ...auth }));
       return { url: `${base}${route}`, body: payload, headers: headerSets[0] ?? headers, headerSets };
     };
 
@@ -175,6 +189,7 @@ async function main(): Promise<void> {
       gateway: gateway.process.pid,
       nginx: nginx?.pid,
       secured: secured.pid,
+      exported: exported.pid,
       scrubbed: secured.pid,
       inspected: secured.pid,
     };
@@ -279,6 +294,25 @@ async function main(): Promise<void> {
           `  CPU/req nginx÷gateway ${fmt(cpuRatio)}`,
       );
     }
+    // Every exporter on against the secured path in the same run: the request path only appends to the audit queue.
+    for (const kind of KINDS) {
+      const sec = find("throughput", kind, "secured");
+      const exp = find("throughput", kind, "exported");
+      const exportedVsSecured = sec && exp ? exp.rps / sec.rps : Number.NaN;
+      const exportCpu = sec && exp ? exp.proxyCpuUsPerRequest - sec.proxyCpuUsPerRequest : Number.NaN;
+      (summary[kind] as Record<string, number>).exportedVsSecuredRps = exportedVsSecured;
+      (summary[kind] as Record<string, number>).exportCpuUsPerRequest = exportCpu;
+      console.log(
+        `${kind.padEnd(4)} exported/secured req/s ${fmt(exportedVsSecured)}${exportedVsSecured >= 0.9 ? " (meets 0.9)" : " (BELOW 0.9)"}` +
+          `  gateway CPU/req secured ${fmt(sec?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs exported ${fmt(exp?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs (export adds ${fmt(exportCpu, 0)} µs)`,
+      );
+    }
+    const health = (await (await fetch(`${exported.url}/health`)).json()) as {
+      audit?: Record<string, unknown>;
+    };
+    console.log(
+      `exported: events received ${JSON.stringify(receivers.receivedCounts())}; sinks at the end ${JSON.stringify(health.audit)}`,
+    );
     // Scrubbing (every recognizer on) against the secured path it adds to, on the same 1 KB → 4 KB workload.
     const scrubbed = find("throughput", "pii", "scrubbed");
     const securedPii = find("throughput", "pii", "secured");
@@ -333,6 +367,8 @@ async function main(): Promise<void> {
     await nginx?.stop();
     await gateway?.stop();
     await secured?.stop();
+    await exported?.stop();
+    await receivers?.close();
     await upstream?.stop();
     await rm(dir, { recursive: true, force: true });
   }

@@ -26,11 +26,21 @@ export interface SecuredGateway {
 
 const AUDIENCE = "https://bench.svc-gateway.test/api";
 
+export interface SecuredGatewayOptions {
+  /** Names its config and log files in dir, so two secured gateways can run side by side. Default "secured". */
+  name?: string;
+  /** An `exporters:` section appended to the config (the "exported" path). */
+  exportersYaml?: string;
+  env?: Record<string, string>;
+}
+
 export async function startSecuredGateway(
   dir: string,
   upstreamUrl: string,
   users: number,
+  options: SecuredGatewayOptions = {},
 ): Promise<SecuredGateway> {
+  const name = options.name ?? "secured";
   const idp: TestIdentityProvider = await startTestIdentityProvider();
   let redis: RedisServer | undefined;
   let gateway: SpawnedGateway | undefined;
@@ -53,7 +63,7 @@ ${everyRecognizer}
       enabled: true
       mode: block
 `;
-    const config = join(dir, "secured.yaml");
+    const config = join(dir, `${name}.yaml`);
     await writeFile(
       config,
       `version: "1.0"
@@ -65,11 +75,16 @@ ${identityProvidersYaml(idp, { name: "bench-idp", audience: AUDIENCE })}gateway_
 security:
   rate_limiting: { enabled: true, requests_per_minute: 5000, window_seconds: 10 }
 servers:
-${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("bench-pii", "/json/mcp", scrubbing)}${server("bench-inspected", "/json/mcp", scrubbing + firewall)}`,
+${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("bench-pii", "/json/mcp", scrubbing)}${server("bench-inspected", "/json/mcp", scrubbing + firewall)}${options.exportersYaml ?? ""}`,
     );
     gateway = await spawnGateway(config, {
-      env: { REDIS_URL: redis.url, SVC_ALLOW_ANONYMOUS: "false" },
-      logFile: join(dir, "secured.log"),
+      env: {
+        REDIS_URL: redis.url,
+        SVC_ALLOW_ANONYMOUS: "false",
+        SVC_AUDIT_SPOOL_DIR: join(dir, `${name}-spool`),
+        ...options.env,
+      },
+      logFile: join(dir, `${name}.log`),
     });
     const now = Math.floor(Date.now() / 1000);
     const authHeaders: Record<string, string>[] = [];

@@ -7,7 +7,7 @@
 // least once: a crash between the sink accepting and the cursor being saved redelivers that batch (receivers
 // deduplicate on the event's `hash`).
 //
-// Durability (fsync policy): each batch is one write() to the segment, so once it returns the events survive the
+// Durability (fsync policy): the appends of 10 ms are one write() to the segment, so once it returns the events survive the
 // process being killed (they are in the kernel); the segment is fdatasync'ed at most once a second while writes come
 // in, and on close. A machine crash can lose up to the last second of appends; a torn last line is cut off on open.
 //
@@ -55,6 +55,8 @@ const segmentName = (segment: number): string => `${String(segment).padStart(12,
 /** Bytes read from a segment at once (a batch of 256 typical events is ~130 KB); a longer line grows the buffer. */
 const READ_CHUNK = 256 << 10;
 const FSYNC_EVERY_MS = 1000;
+/** Appends this close together share one write (see append). */
+const GROUP_COMMIT_MS = 10;
 
 /** Recently appended events kept in memory, so a sink that keeps up never reads (and parses) its spool back. */
 const RECENT_MAX = 20_000;
@@ -75,6 +77,14 @@ function encode(events: readonly ChainedAuditEvent[]): Encoded {
     encodedBatches.set(events, encoded);
   }
   return encoded;
+}
+
+/** An append waiting for the next write: the events taken (from the start) and their lines. */
+interface QueuedAppend {
+  events: readonly ChainedAuditEvent[];
+  taken: number;
+  buffer: Buffer;
+  lengths: number[];
 }
 
 /** An appended event and where its line is. */
@@ -100,6 +110,9 @@ export class Spool implements Backlog<SpoolBatch> {
   readonly #opened: Promise<void>;
   #openError: unknown;
   #writing: Promise<void>;
+  /** Appends not yet handed to a write, and the timer that will hand them over. */
+  readonly #queued: QueuedAppend[] = [];
+  #groupTimer: NodeJS.Timeout | undefined;
   #dirty = false;
   #fsyncTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -178,34 +191,62 @@ export class Spool implements Backlog<SpoolBatch> {
     }
     this.#pendingEvents += taken;
     this.#pendingBytes += buffer.length;
-    const written = buffer;
-    this.#writing = this.#writing.then(async () => {
-      try {
-        if (this.#openError !== undefined) return;
-        const at = await this.#write(written);
-        this.#events += taken;
-        this.#bytes += written.length;
-        let offset = at.offset;
-        for (let i = 0; i < taken; i++) {
-          const end = offset + (encoded.lengths[i] as number);
+    this.#queued.push({ events, taken, buffer, lengths: encoded.lengths });
+    // Group commit: appends within GROUP_COMMIT_MS go out in one write(). The gateway hands each background flush
+    // (a handful of events under load) to every exporter's spool, and one write per flush per exporter, each a
+    // syscall on the thread pool plus a promise, was the largest CPU cost of exporting. The queue lingers far longer
+    // than this before sending, so delivery is not later for it.
+    if (this.#groupTimer === undefined) {
+      this.#groupTimer = setTimeout(() => this.#commitQueued(), GROUP_COMMIT_MS);
+      this.#groupTimer.unref();
+    }
+    return taken;
+  }
+
+  /** Chains a write of every queued append after the writes before it. */
+  #commitQueued(): void {
+    clearTimeout(this.#groupTimer);
+    this.#groupTimer = undefined;
+    if (this.#queued.length > 0) this.#writing = this.#writing.then(() => this.#writeQueued());
+  }
+
+  async #writeQueued(): Promise<void> {
+    const parts = this.#queued.splice(0);
+    const events = parts.reduce((sum, part) => sum + part.taken, 0);
+    const bytes = parts.reduce((sum, part) => sum + part.buffer.length, 0);
+    try {
+      if (this.#openError !== undefined) return;
+      const at = await this.#write(
+        parts.length === 1
+          ? (parts[0] as QueuedAppend).buffer
+          : Buffer.concat(
+              parts.map((part) => part.buffer),
+              bytes,
+            ),
+      );
+      this.#events += events;
+      this.#bytes += bytes;
+      let offset = at.offset;
+      for (const part of parts) {
+        for (let i = 0; i < part.taken; i++) {
+          const end = offset + (part.lengths[i] as number);
           this.#recent.push({
-            event: events[i] as ChainedAuditEvent,
+            event: part.events[i] as ChainedAuditEvent,
             segment: at.segment,
             start: offset,
             end,
           });
           offset = end;
         }
-        if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
-      } catch (error) {
-        this.#options.onError?.(error);
-      } finally {
-        this.#pendingEvents -= taken;
-        this.#pendingBytes -= written.length;
-        this.onWritten?.();
       }
-    });
-    return taken;
+      if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
+    } catch (error) {
+      this.#options.onError?.(error);
+    } finally {
+      this.#pendingEvents -= events;
+      this.#pendingBytes -= bytes;
+      this.onWritten?.();
+    }
   }
 
   /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
@@ -277,6 +318,7 @@ export class Spool implements Backlog<SpoolBatch> {
   /** Waits for appends in progress, syncs and closes the files; what is undelivered stays for the next start. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#commitQueued();
     await this.#writing.catch(() => {});
     clearTimeout(this.#fsyncTimer);
     if (this.#writer !== undefined) {

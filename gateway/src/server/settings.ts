@@ -40,6 +40,8 @@ export interface GatewaySettings {
   auditSpoolDir: string;
   /** SVC_AUDIT_SPOOL_MAX_BYTES: cap on one exporter's undelivered bytes; past it its new events are dropped. */
   auditSpoolMaxBytes: number;
+  /** SVC_AUDIT_FAILING_AFTER_SECONDS: how long a sink fails every attempt before it is `failing` (UNHEALTHY). */
+  auditFailingAfterMs: number;
 }
 
 export class SettingsError extends Error {
@@ -139,5 +141,6 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     // Resolved once at start, so a later chdir cannot split one spool across two directories.
     auditSpoolDir: resolve(env.SVC_AUDIT_SPOOL_DIR?.trim() || "svc-audit-spool"),
     auditSpoolMaxBytes: whole(env, "SVC_AUDIT_SPOOL_MAX_BYTES", 256 * 1024 * 1024, 64 * 1024, 1024 ** 4),
+    auditFailingAfterMs: number(env, "SVC_AUDIT_FAILING_AFTER_SECONDS", 300, 1, 86_400) * 1000,
   };
 }

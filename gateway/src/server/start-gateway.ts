@@ -129,6 +129,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
     spool: { dir: settings.auditSpoolDir, maxBytes: settings.auditSpoolMaxBytes },
+    failingLimitMs: settings.auditFailingAfterMs,
     onSinkError: (error, sink) =>
       logger.error("audit sink delivery failed; its queue retries", { sink, error }),
     onDropped: (sink, count) =>

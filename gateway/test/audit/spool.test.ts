@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import type { ChainedAuditEvent } from "../../src/audit/audit-event.ts";
 import { AuditLog, type AuditLogOptions } from "../../src/audit/audit-log.ts";
+import { Spool } from "../../src/audit/spool.ts";
 import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
 const CHILD = fileURLToPath(new URL("./support/spooling-child.ts", import.meta.url));
@@ -184,4 +185,21 @@ describe("spool", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   }, 60_000);
+});
+
+test("appends that share a group commit keep their order, and close() writes the ones still waiting for it", async () => {
+  const dir = await spoolDir();
+  const event = (seq: number) =>
+    ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
+  const spool = new Spool({ dir, maxBytes: 1 << 20 });
+  await spool.ready();
+  // 50 separate appends (50 background flushes) inside one group-commit window, closed before it ends.
+  for (let seq = 0; seq < 50; seq++) expect(spool.append([event(seq)])).toBe(1);
+  await spool.close();
+  expect(await spooledLines(dir)).toBe(50);
+  const reopened = new Spool({ dir, maxBytes: 1 << 20 });
+  await reopened.ready();
+  const batch = await reopened.read(100);
+  await reopened.close();
+  expect(seqs(batch.events)).toEqual(range(0, 50));
 });
