@@ -12,6 +12,8 @@ import {
   rejectionReasonOf,
   requireServerProvider,
 } from "../identity/authenticate.ts";
+import type { GroupSync } from "../identity/group-sync/group-sync.ts";
+import type { Principal } from "../identity/principal.ts";
 import { principalKey } from "../identity/principal-key.ts";
 import { type InspectionListeners, requestInspectors, responseInspectors } from "../inspect/chain.ts";
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
@@ -69,6 +71,8 @@ export interface McpPipelineDeps extends LimitDeps {
    * undefined = no tracing, and then a request pays one call and a few undefined checks for it.
    */
   requestTracer?: () => RequestTracer | undefined;
+  /** Groups from the providers' management APIs (absent: only the token's groups count). */
+  groupSync?: GroupSync;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -169,10 +173,13 @@ async function proxyRequest(
     verifyUnboundProof: snapshot.replayProtection,
   };
   const authenticated = await authenticate(snapshot.auth, authRequest);
-  const principal = authenticated.principal;
-  record.principal = principal;
+  record.principal = authenticated.principal;
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
+  // Groups from the provider's management API, when configured for the token's provider (after the provider check,
+  // so a token this server refuses costs no lookup). A new object: the verifier caches the token's principal.
+  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated.principal);
+  record.principal = principal;
   span?.event("authenticated");
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
@@ -378,4 +385,16 @@ function searchOf(url: string | undefined): string {
   if (url === undefined) return "";
   const index = url.indexOf("?");
   return index === -1 ? "" : url.slice(index);
+}
+
+async function withSyncedGroups(
+  groupSync: GroupSync | undefined,
+  snapshot: ConfigSnapshot,
+  principal: Principal,
+): Promise<Principal> {
+  if (groupSync === undefined || snapshot.auth.kind !== "verify") return principal;
+  const provider = snapshot.loaded.config.identity_providers.find((p) => p.name === principal.idp);
+  if (provider === undefined) return principal;
+  const groups = await groupSync.groupsFor(provider, principal);
+  return groups === principal.groups ? principal : { ...principal, groups };
 }
