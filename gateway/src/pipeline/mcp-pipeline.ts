@@ -7,6 +7,7 @@ import type { AuditLog } from "../audit/audit-log.ts";
 import { errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import {
+  type Authenticated,
   type AuthRequest,
   authenticate,
   rejectionReasonOf,
@@ -178,7 +179,7 @@ async function proxyRequest(
   requireServerProvider(route.server.idp, authenticated, authRequest);
   // Groups from the provider's management API, when configured for the token's provider (after the provider check,
   // so a token this server refuses costs no lookup). A new object: the verifier caches the token's principal.
-  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated.principal);
+  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated);
   record.principal = principal;
   span?.event("authenticated");
 
@@ -390,11 +391,11 @@ function searchOf(url: string | undefined): string {
 async function withSyncedGroups(
   groupSync: GroupSync | undefined,
   snapshot: ConfigSnapshot,
-  principal: Principal,
+  { principal, token }: Authenticated,
 ): Promise<Principal> {
   if (groupSync === undefined || snapshot.auth.kind !== "verify") return principal;
   const provider = snapshot.loaded.config.identity_providers.find((p) => p.name === principal.idp);
   if (provider === undefined) return principal;
-  const groups = await groupSync.groupsFor(provider, principal);
+  const groups = await groupSync.groupsFor(provider, principal, token);
   return groups === principal.groups ? principal : { ...principal, groups };
 }

@@ -12,6 +12,7 @@ import {
   graphThrottled,
   startDirectoryIdpFake,
 } from "./support/management-fakes/directory-idp-fake.ts";
+import { bearerOf, startFakeApi } from "./support/management-fakes/fake-api.ts";
 import {
   type HostedIdpFake,
   hostedRateLimited,
@@ -261,4 +262,47 @@ test("a provider without management credentials (empty = not configured) keeps t
   const p = principal("p", "s", ["t"]);
   expect(await sync.groupsFor(provider, p)).toBe(p.groups);
   expect(sync.status()).toEqual({});
+});
+
+describe("userinfo_endpoint", () => {
+  test("asked with the caller's token only when it carries no groups; cached per token; another sub is refused", async () => {
+    const answers = new Map<string, Record<string, unknown>>([
+      ["token-a", { sub: "alice", groups: ["from-userinfo"], "https://acme.example/roles": ["editor"] }],
+      ["token-b", { sub: "mallory", groups: ["admins"] }],
+    ]);
+    const userinfo = await startFakeApi((request) => {
+      const claims = answers.get(bearerOf(request) ?? "");
+      return {
+        route: "userinfo",
+        answer:
+          claims === undefined
+            ? { status: 401, json: { error: "invalid_token" } }
+            : { status: 200, json: claims },
+      };
+    });
+    fakes.push(userinfo);
+    const provider = {
+      name: "oidc",
+      type: "hosted_idp",
+      userinfo_endpoint: `${userinfo.url}/userinfo`,
+      timeout: 2,
+    } as IdentityProviderConfig;
+    const sync = newGroupSync({});
+    expect((await sync.groupsFor(provider, principal("oidc", "alice"), "token-a")).sort()).toEqual([
+      "editor",
+      "from-userinfo",
+    ]);
+    await sync.groupsFor(provider, principal("oidc", "alice"), "token-a");
+    expect(userinfo.calls.get("userinfo")).toBe(1);
+    // The token has groups: userinfo is not asked.
+    expect(await sync.groupsFor(provider, principal("oidc", "alice", ["t"]), "token-c")).toEqual(["t"]);
+    // A DPoP-bound token: the gateway cannot sign the proof userinfo would need, so it is not sent.
+    const bound = { ...principal("oidc", "alice"), dpopJkt: "thumbprint" };
+    expect(await sync.groupsFor(provider, bound, "token-d")).toEqual([]);
+    expect(userinfo.calls.get("userinfo")).toBe(1);
+    // An answer about somebody else grants nothing.
+    expect(await sync.groupsFor(provider, principal("oidc", "bob"), "token-b")).toEqual([]);
+    expect(sync.status().oidc?.lastError).toMatch(/"sub" is not the token's/);
+    expect(fallbacks).toEqual([["oidc", "token"]]);
+  });
 });

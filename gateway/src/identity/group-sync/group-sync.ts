@@ -5,7 +5,8 @@
 //   older, or none               → the provider is asked now.
 // When the provider cannot answer (down, timeout, 429, an error) the request still goes on, never with more than
 // the provider last said: the cached groups if they are younger than `maxStaleMs`, else only the token's own
-// groups. Each fallback is counted (metric svc_gateway_group_sync_fallbacks_total) and the provider's state shows in
+// groups. A token without group claims, from a provider with a userinfo_endpoint, has the userinfo answer's groups as
+// its own (userinfo-groups.ts). Each fallback is counted (metric svc_gateway_group_sync_fallbacks_total) and the provider's state shows in
 // /health. After a 429 the provider is not called again before its Retry-After. The token's own groups are always
 // kept: the provider signed them.
 import { createHash } from "node:crypto";
@@ -18,6 +19,7 @@ import { type GroupSource, type GroupSyncEndpoints, hasGroupSyncCredentials } fr
 import { hostedIdpSource } from "./hosted-idp.ts";
 import { projectIdpSource } from "./project-idp.ts";
 import { ProviderError } from "./provider-http.ts";
+import { UserinfoGroups } from "./userinfo-groups.ts";
 
 export const DEFAULT_GROUP_SYNC_TTL_MS = 5 * 60_000;
 export const DEFAULT_GROUP_SYNC_MAX_STALE_MS = 60 * 60_000;
@@ -64,6 +66,7 @@ export class GroupSync {
   readonly #retryAt = new Map<string, number>();
   /** Lookups in flight, so concurrent requests of one user cause one provider call (bounded by concurrency). */
   readonly #inFlight = new Map<string, Promise<string[]>>();
+  readonly #userinfo: UserinfoGroups;
 
   constructor(options: GroupSyncOptions) {
     this.#kv = options.kv;
@@ -73,11 +76,32 @@ export class GroupSync {
     this.#maxStaleMs = Math.max(options.maxStaleMs ?? DEFAULT_GROUP_SYNC_MAX_STALE_MS, this.#ttlMs);
     this.#now = options.now ?? Date.now;
     this.#onFallback = options.onFallback;
+    this.#userinfo = new UserinfoGroups(this.#now);
   }
 
-  /** The caller's groups: the token's, plus the provider's when group sync is configured for `provider`. */
-  async groupsFor(provider: IdentityProviderConfig, principal: Principal): Promise<string[]> {
-    if (!hasGroupSyncCredentials(provider)) return principal.groups;
+  /**
+   * The caller's groups: the token's (or, when it carries none and the provider has a userinfo_endpoint, the
+   * userinfo answer's), plus the provider's when group sync is configured for `provider`. `token` is the caller's
+   * access token, for userinfo; a DPoP-bound token is not sent there (the gateway cannot sign its proof).
+   */
+  async groupsFor(provider: IdentityProviderConfig, principal: Principal, token?: string): Promise<string[]> {
+    let tokenGroups = principal.groups;
+    const askUserinfo =
+      token !== undefined &&
+      provider.userinfo_endpoint !== undefined &&
+      tokenGroups.length === 0 &&
+      principal.dpopJkt === undefined;
+    if (askUserinfo) {
+      try {
+        tokenGroups = await this.#userinfo.groupsFor(provider, principal, token);
+        this.#succeeded(provider.name);
+      } catch (error) {
+        this.#failed(provider.name, error);
+        this.#statusOf(provider.name).fallbacks++;
+        this.#onFallback?.(provider.name, "token");
+      }
+    }
+    if (!hasGroupSyncCredentials(provider)) return tokenGroups;
     const source = this.#sourceFor(provider);
     const subject =
       principal.oid === undefined ? { sub: principal.sub } : { sub: principal.sub, oid: principal.oid };
@@ -89,19 +113,19 @@ export class GroupSync {
     if (cached !== undefined && age < this.#ttlMs) {
       if (age >= this.#ttlMs * REFRESH_AHEAD)
         void this.#lookup(provider.name, key, source, subject).catch(() => {});
-      return union(principal.groups, cached.groups);
+      return union(tokenGroups, cached.groups);
     }
     try {
-      return union(principal.groups, await this.#lookup(provider.name, key, source, subject));
+      return union(tokenGroups, await this.#lookup(provider.name, key, source, subject));
     } catch {
       const status = this.#statusOf(provider.name);
       status.fallbacks++;
       if (cached !== undefined && age < this.#maxStaleMs) {
         this.#onFallback?.(provider.name, "cache");
-        return union(principal.groups, cached.groups);
+        return union(tokenGroups, cached.groups);
       }
       this.#onFallback?.(provider.name, "token");
-      return principal.groups;
+      return tokenGroups;
     }
   }
 
@@ -138,6 +162,31 @@ export class GroupSync {
     return status;
   }
 
+  #failed(name: string, error: unknown): void {
+    const status = this.#statusOf(name);
+    const message = error instanceof Error ? error.message : String(error);
+    const rateLimited = error instanceof ProviderError && error.retryAt !== undefined;
+    if (rateLimited) this.#retryAt.set(name, error.retryAt as number);
+    const state = rateLimited ? "rate_limited" : "failing";
+    // Logged when the state or reason changes, not per request: an outage must not flood the log.
+    if (status.state !== state || status.lastError !== message) {
+      this.#logger.warn("group sync failed: requests use the cached groups or the token's own groups", {
+        provider: name,
+        error: message,
+      });
+    }
+    status.state = state;
+    status.lastError = message;
+  }
+
+  #succeeded(name: string): void {
+    const status = this.#statusOf(name);
+    if (status.state !== "ok") this.#logger.info("group sync answers again", { provider: name });
+    status.state = "ok";
+    delete status.lastError;
+    this.#retryAt.delete(name);
+  }
+
   async #read(key: string): Promise<CachedGroups | undefined> {
     // The KV store unreachable is like an empty cache: the provider is asked.
     const text = await this.#kv.get(key).catch(() => null);
@@ -170,7 +219,6 @@ export class GroupSync {
     source: GroupSource,
     subject: { sub: string; oid?: string },
   ): Promise<string[]> {
-    const status = this.#statusOf(name);
     const retryAt = this.#retryAt.get(name);
     if (retryAt !== undefined && this.#now() < retryAt) {
       throw new ProviderError(
@@ -183,25 +231,10 @@ export class GroupSync {
     try {
       groups = await source.groupsOf(subject);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const rateLimited = error instanceof ProviderError && error.retryAt !== undefined;
-      if (rateLimited) this.#retryAt.set(name, error.retryAt as number);
-      const state = rateLimited ? "rate_limited" : "failing";
-      // Logged when the state or reason changes, not per request: an outage must not flood the log.
-      if (status.state !== state || status.lastError !== message) {
-        this.#logger.warn("group sync failed: requests use the cached groups or the token's own groups", {
-          provider: name,
-          error: message,
-        });
-      }
-      status.state = state;
-      status.lastError = message;
+      this.#failed(name, error);
       throw error;
     }
-    if (status.state !== "ok") this.#logger.info("group sync answers again", { provider: name });
-    status.state = "ok";
-    delete status.lastError;
-    this.#retryAt.delete(name);
+    this.#succeeded(name);
     const entry: CachedGroups = { groups, fetchedAt: this.#now() };
     await this.#kv.set(key, JSON.stringify(entry), this.#maxStaleMs).catch(() => {});
     return groups;
