@@ -31,6 +31,14 @@ import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
 import type { RequestSpan, RequestTracer } from "../telemetry/otel-traces.ts";
+import {
+  type AffinityDeps,
+  chooseInstance,
+  type InstanceChoice,
+  nextInstance,
+  pinIssuedSession,
+  sessionGone,
+} from "./affinity-step.ts";
 import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
@@ -72,6 +80,8 @@ export interface McpPipelineDeps extends LimitDeps {
    * undefined = no tracing, and then a request pays one call and a few undefined checks for it.
    */
   requestTracer?: () => RequestTracer | undefined;
+  /** Session affinity across upstream instances (absent: every server is one origin). */
+  affinity?: AffinityDeps;
   /** Groups from the providers' management APIs (absent: only the token's groups count). */
   groupSync?: GroupSync;
 }
@@ -287,27 +297,56 @@ async function proxyRequest(
     responseInspectors(record, snapshot, deps.toolHints, inspectionListeners(deps)),
     record,
   );
-  const response = await forward(
-    {
-      route,
-      method: httpMethod,
-      incomingHeaders: incoming.headers,
-      search: searchOf(incoming.url),
-      body,
-      requestId: record.requestId,
-      pendingIds: parsed?.requestIds ?? [],
-      timeoutMs: deps.upstreamTimeoutMs,
-      client: c.env.outgoing,
-      cors: record.cors,
-      extraHeaders: record.extraHeaders,
-      transformJson: inspection?.json,
-      inspectSseEvent: inspection?.sse,
-      user: owner,
-      admitSession: (issued) => admitSession(deps, principal, owner, server, issued),
-      traceHeaders: span?.upstreamHeaders(),
-    },
-    deps,
-  );
+  // 6b. which upstream instance: a session's pinned one, or the next in turn (affinity-step.ts).
+  const affinity = deps.affinity;
+  let choice: InstanceChoice =
+    affinity === undefined
+      ? { route, pinned: false, pinIssued: false, others: [] }
+      : await chooseInstance(affinity, route, presentedSession);
+  const send = (choice: InstanceChoice) =>
+    forward(
+      {
+        route: choice.route,
+        method: httpMethod,
+        incomingHeaders: incoming.headers,
+        search: searchOf(incoming.url),
+        body,
+        requestId: record.requestId,
+        pendingIds: parsed?.requestIds ?? [],
+        timeoutMs: deps.upstreamTimeoutMs,
+        client: c.env.outgoing,
+        cors: record.cors,
+        extraHeaders: record.extraHeaders,
+        transformJson: inspection?.json,
+        inspectSseEvent: inspection?.sse,
+        user: owner,
+        admitSession: async (issued) => {
+          await admitSession(deps, principal, owner, server, issued);
+          if (affinity !== undefined) await pinIssuedSession(affinity, choice, issued);
+        },
+        traceHeaders: span?.upstreamHeaders(),
+      },
+      deps,
+    );
+  let response: Awaited<ReturnType<typeof forward>>;
+  for (;;) {
+    try {
+      response = await send(choice);
+      break;
+    } catch (error) {
+      // A request outside a session whose instance refused the connection never reached it: the next one gets it.
+      const next = nextInstance(choice, error);
+      if (next !== undefined) {
+        choice = next;
+        continue;
+      }
+      const gone =
+        affinity !== undefined && presentedSession !== undefined
+          ? await sessionGone(affinity, choice, presentedSession, error)
+          : undefined;
+      throw gone ?? error;
+    }
+  }
   span?.event("upstream_answered", { "http.response.status_code": response.status });
   if (presentedSession !== undefined) {
     await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);

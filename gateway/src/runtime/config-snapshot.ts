@@ -8,6 +8,7 @@ import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
+import { instanceOriginsFrom } from "../proxy/upstream-instances.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
 
@@ -16,6 +17,8 @@ export interface UpstreamRoute {
   enabled: boolean;
   /** `scheme://host:port`: the key of the connection pool. */
   origin: string;
+  /** SVC_UPSTREAM_INSTANCES_<SERVER>: the instances behind this server, when listed (proxy/upstream-instances.ts). */
+  instanceOrigins?: readonly string[];
   /** Path and query of the upstream MCP endpoint. */
   path: string;
   authType: UpstreamAuthType;
@@ -102,6 +105,11 @@ export function buildSnapshot(
       server,
     };
     if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
+    const instancesVariable = `SVC_UPSTREAM_INSTANCES_${serverEnvSuffix(server.name)}`;
+    const instances = instanceOriginsFrom(env[instancesVariable], instancesVariable);
+    if (Array.isArray(instances)) route.instanceOrigins = instances;
+    else if (instances !== undefined)
+      problems.push({ path: `servers[${index}].url`, message: instances.problem });
     // The organization layer (from a control plane) will come first in this list.
     const scrubbing = compileScrubbing(
       server.security === undefined ? [gatewayScrubbing] : [gatewayScrubbing, server.security],

@@ -19,10 +19,12 @@ import { createLogger, type Logger, parseLogLevel } from "../log/logger.ts";
 import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
+import { UpstreamInstances } from "../proxy/upstream-instances.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { GatewayMetrics } from "../runtime/metrics.ts";
+import { SessionPins } from "../sessions/session-pins.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
 import { startTelemetry, type Telemetry } from "../telemetry/start-telemetry.ts";
 import { createGatewayApp } from "./app.ts";
@@ -215,6 +217,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let stopping = false;
   const app = createGatewayApp({
     groupSync,
+    affinity: {
+      instances: new UpstreamInstances(),
+      pins: new SessionPins(kv, settings.sessionIdleTimeoutMs),
+      turns: new Map(),
+    },
     currentConfig,
     rateLimiter: new RateLimiter(kv),
     replayGuard: new ReplayGuard(kv, { sessionTtlMs: settings.sessionIdleTimeoutMs }),
@@ -298,7 +305,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       metrics,
       logger,
       onSwap: (snapshot) => {
-        pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
+        pools.retainOnly(
+          new Set(
+            [...snapshot.routes.values()].flatMap((route) => [
+              route.origin,
+              ...(route.instanceOrigins ?? []),
+            ]),
+          ),
+        );
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
         warnAboutGroupSyncOff(logger, snapshot);
         affinityWarnings.check(snapshot.loaded.config.servers);
