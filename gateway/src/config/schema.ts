@@ -203,7 +203,7 @@ export const serverSchema = z
     ).default("oauth"),
     session_affinity: flag(
       true,
-      "Keep the same upstream instance per session; the gateway does not pin instances, and warns when the host resolves to several addresses",
+      "Keep every request of a session on the upstream instance that opened it, across replicas (pinned in the KV store); false: each request goes to the next instance",
     ),
     idp: nameField(
       "The only identity provider whose tokens this server accepts (its groups, its metadata issuer); must name one in identity_providers",
