@@ -8,8 +8,9 @@ import {
   SessionAffinityWarnings,
 } from "../../src/server/session-affinity.ts";
 
-// The gateway does not pin a session to one upstream instance, so `session_affinity: true` (the default) cannot be
-// kept for a host with several addresses: it warns at start and on reload. DNS is the part these tests stand in
+// The gateway cannot pin a session to one address of an https host (the certificate names the host), so
+// `session_affinity: true` (the default) cannot be kept for an https host with several addresses: it warns at start
+// and on reload. DNS is the part these tests stand in
 // for (the machine's resolver cannot be given a multi-address name); the servers come from the real validator.
 
 function serversOf(servers: Record<string, unknown>[]): ServerConfig[] {
