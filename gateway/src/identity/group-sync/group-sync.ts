@@ -106,7 +106,7 @@ export class GroupSync {
     const subject =
       principal.oid === undefined ? { sub: principal.sub } : { sub: principal.sub, oid: principal.oid };
     const key = `groups:${provider.name}:${createHash("sha256")
-      .update(subject.oid ?? subject.sub)
+      .update(`${subject.sub}\u0000${subject.oid ?? ""}`)
       .digest("base64url")}`;
     const cached = await this.#read(key);
     const age = cached === undefined ? Number.POSITIVE_INFINITY : this.#now() - cached.fetchedAt;
