@@ -19,9 +19,6 @@ const UPSTREAM_OAUTH_FIELDS = [
   "scopes_override",
 ] as const;
 
-/** Identity-provider credentials for the management API, used only to sync groups. */
-const GROUP_SYNC_FIELDS = ["client_id", "client_secret", "management_key"] as const;
-
 export function checkNotBuilt(raw: unknown): RuleProblem[] {
   const root = asRecord(raw);
   const problems: RuleProblem[] = [];
@@ -37,21 +34,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
       "remove control_plane and keep servers and policies in the configuration file",
     );
   }
-
-  asList(root.identity_providers).forEach((provider, index) => {
-    const fields = asRecord(provider);
-    for (const field of GROUP_SYNC_FIELDS) {
-      // An empty value (say `${VAR:}` with VAR unset) means "not configured", so one file serves both cases.
-      if (typeof fields[field] === "string" && fields[field] !== "") {
-        refuse(
-          ["identity_providers", index, field],
-          "group sync through the provider's management API",
-          "groups come only from the token's claims",
-          "remove it (an empty value counts as not configured)",
-        );
-      }
-    }
-  });
 
   asList(root.servers).forEach((server, index) => {
     const fields = asRecord(server);

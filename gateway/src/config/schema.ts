@@ -39,11 +39,11 @@ export const controlPlaneSchema = z
 
 // ---- identity_providers[] ----------------------------------------------------------------------------------
 
-/** Group sync is not built (not-built.ts refuses a value); empty, e.g. `${VAR:}` unset, means not configured. */
+/** Empty, e.g. `${VAR:}` with VAR unset, means "not configured": group sync is off for that provider. */
 const groupSyncCredential = (what: string) =>
   z
     .string({ error: "must be a string" })
-    .describe(`${what}; group sync is not built yet: a value is refused, empty means not configured`)
+    .describe(`${what}; empty means not configured (group sync off)`)
     .optional();
 
 export const IDENTITY_PROVIDER_TYPES = ["hosted_idp", "directory_idp", "project_idp"] as const;
@@ -54,7 +54,9 @@ export const identityProviderSchema = z
     type: oneOf(IDENTITY_PROVIDER_TYPES, "Provider type"),
     issuer: httpUrl("OIDC issuer URL; required except for project_idp, where it is derived").optional(),
     jwks_uri: httpUrl("JWKS URL; required except for project_idp, where it is derived").optional(),
-    userinfo_endpoint: httpUrl("Userinfo URL; not used by this gateway version").optional(),
+    userinfo_endpoint: httpUrl(
+      "Userinfo URL; asked (with the caller's token) for groups when the access token carries none",
+    ).optional(),
     api_identifiers: stringList("API audience identifiers; a token's aud must match one").default([]),
     timeout: secondsField(1, 60, 10, "Request timeout towards the provider"),
     client_id: groupSyncCredential("Management API client id, for group sync"),
@@ -78,6 +80,30 @@ export const identityProviderSchema = z
     }
     if (idp.type === "directory_idp" && idp.tenant_id === undefined) {
       ctx.addIssue({ code: "custom", path: ["tenant_id"], message: "is required for type directory_idp" });
+    }
+    // Group sync credentials: the ones this type uses come as a whole (half a pair would silently mean "off"); the
+    // ones it does not use are refused rather than ignored.
+    const given = (field: "client_id" | "client_secret" | "management_key") =>
+      idp[field] !== undefined && idp[field] !== "";
+    const unused =
+      idp.type === "project_idp" ? (["client_id", "client_secret"] as const) : (["management_key"] as const);
+    for (const field of unused) {
+      if (given(field)) {
+        const users = field === "management_key" ? "project_idp" : "hosted_idp and directory_idp";
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: `is used only by ${users} (group sync); remove it`,
+        });
+      }
+    }
+    if (idp.type !== "project_idp" && given("client_id") !== given("client_secret")) {
+      const missing = given("client_id") ? "client_secret" : "client_id";
+      ctx.addIssue({
+        code: "custom",
+        path: [missing],
+        message: "is required with client_id/client_secret for group sync (leave both empty to turn it off)",
+      });
     }
   });
 
@@ -177,7 +203,7 @@ export const serverSchema = z
     ).default("oauth"),
     session_affinity: flag(
       true,
-      "Keep the same upstream instance per session; the gateway does not pin instances, and warns when the host resolves to several addresses",
+      "Keep every request of a session on the upstream instance that opened it, across replicas (pinned in the KV store); false: each request goes to the next instance",
     ),
     idp: nameField(
       "The only identity provider whose tokens this server accepts (its groups, its metadata issuer); must name one in identity_providers",

@@ -78,6 +78,8 @@ export interface Authenticated {
   proof: DpopProof | undefined;
   /** How the token was presented (undefined in anonymous mode), for the challenge of a later refusal. */
   scheme: AuthScheme | undefined;
+  /** The access token itself (undefined in anonymous mode), for the provider's userinfo endpoint. */
+  token: string | undefined;
 }
 
 /**
@@ -92,7 +94,12 @@ export async function authenticate(mode: AuthMode, request: AuthRequest): Promis
     if (mode.kind === "anonymous") {
       // Still refuse a token in the URL: it is in some log now, and the client should learn that.
       if (url.searchParams.has("access_token")) accessTokenOf(request.authorization, url);
-      return { principal: ANONYMOUS_PRINCIPAL, proof: await unboundProof(request), scheme: undefined };
+      return {
+        principal: ANONYMOUS_PRINCIPAL,
+        proof: await unboundProof(request),
+        scheme: undefined,
+        token: undefined,
+      };
     }
     const credentials = accessTokenOf(request.authorization, url);
     scheme = credentials.scheme;
@@ -109,9 +116,14 @@ export async function authenticate(mode: AuthMode, request: AuthRequest): Promis
           "the token is not DPoP-bound (no cnf.jkt); send it as Authorization: Bearer",
         );
       }
-      return { principal, proof: await unboundProof(request), scheme };
+      return { principal, proof: await unboundProof(request), scheme, token: credentials.token };
     }
-    return { principal, proof: await bindingProof(request, credentials, principal.dpopJkt), scheme };
+    return {
+      principal,
+      proof: await bindingProof(request, credentials, principal.dpopJkt),
+      scheme,
+      token: credentials.token,
+    };
   } catch (error) {
     if (!(error instanceof TokenRejected)) throw error;
     throw unauthorized(error, request, scheme);

@@ -25,12 +25,14 @@ export interface Principal {
    * (the refresh token revoked, or reused after rotation), its access tokens are refused at once, before they expire.
    */
   grantId?: string;
+  /** The token's `oid` (Microsoft Entra object id), which group sync looks the user up by in Graph. */
+  oid?: string;
 }
 
 /**
  * Groups come from the `groups` and `roles` claims, and from namespaced claims whose name ends in `/groups` or
  * `/roles` (e.g. `https://acme.example.com/roles`, as rule-based providers add them). A claim may be a string or a
- * list of strings; anything else is ignored. The seam for group sync through management APIs is `GroupResolver`.
+ * list of strings; anything else is ignored. Group sync adds the provider's groups (group-sync/group-sync.ts).
  */
 export function groupsFromClaims(claims: JWTPayload): string[] {
   const groups = new Set<string>();
@@ -50,9 +52,4 @@ export function scopesFromClaims(claims: JWTPayload): string[] {
   const raw = claims.scope ?? claims.scp;
   const list = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(" ") : [];
   return [...new Set(list.filter((s): s is string => typeof s === "string" && s !== ""))];
-}
-
-/** Adds groups from elsewhere (a provider's management API); the token's own groups are the default. */
-export interface GroupResolver {
-  groupsFor(principal: Principal): Promise<string[]>;
 }

@@ -152,6 +152,7 @@ export class TokenVerifier {
     }
     const dpopJkt = dpopKeyOf(payload);
     if (dpopJkt !== undefined) principal.dpopJkt = dpopJkt;
+    if (typeof payload.oid === "string" && payload.oid !== "") principal.oid = payload.oid;
     this.#cache.set(key, principal);
     return principal;
   }

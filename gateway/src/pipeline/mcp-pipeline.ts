@@ -7,6 +7,7 @@ import type { AuditLog } from "../audit/audit-log.ts";
 import { errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import {
+  type Authenticated,
   type AuthRequest,
   authenticate,
   rejectionReasonOf,
@@ -14,6 +15,8 @@ import {
   requireResource,
   requireServerProvider,
 } from "../identity/authenticate.ts";
+import type { GroupSync } from "../identity/group-sync/group-sync.ts";
+import type { Principal } from "../identity/principal.ts";
 import { principalKey } from "../identity/principal-key.ts";
 import { type InspectionListeners, requestInspectors, responseInspectors } from "../inspect/chain.ts";
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
@@ -31,6 +34,14 @@ import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
 import type { RequestSpan, RequestTracer } from "../telemetry/otel-traces.ts";
+import {
+  type AffinityDeps,
+  chooseInstance,
+  type InstanceChoice,
+  nextInstance,
+  pinIssuedSession,
+  sessionGone,
+} from "./affinity-step.ts";
 import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
@@ -74,6 +85,10 @@ export interface McpPipelineDeps extends LimitDeps {
   requestTracer?: () => RequestTracer | undefined;
   /** The gateway's own authorization server, when oauth_server is configured (built once the config is loaded). */
   oauthServer?: () => OAuthServer | undefined;
+  /** Session affinity across upstream instances (absent: every server is one origin). */
+  affinity?: AffinityDeps;
+  /** Groups from the providers' management APIs (absent: only the token's groups count). */
+  groupSync?: GroupSync;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -174,8 +189,7 @@ async function proxyRequest(
     verifyUnboundProof: snapshot.replayProtection,
   };
   const authenticated = await authenticate(snapshot.auth, authRequest);
-  const principal = authenticated.principal;
-  record.principal = principal;
+  record.principal = authenticated.principal;
   // A server naming an `idp` admits only that provider's tokens (its groups are that provider's groups): 401.
   requireServerProvider(route.server.idp, authenticated, authRequest);
   // A token of the gateway's own authorization server names its resource: this server's, or the gateway's (401).
@@ -183,6 +197,10 @@ async function proxyRequest(
   requireResource(authenticated, authRequest, oauthServer?.issuer);
   // ...and, for a user's token, is refused once its grant is revoked (401).
   await requireLiveGrant(authenticated, authRequest, oauthServer?.isGrantLive);
+  // Groups from the provider's management API, when configured for the token's provider (after the provider check,
+  // so a token this server refuses costs no lookup). A new object: the verifier caches the token's principal.
+  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated);
+  record.principal = principal;
   span?.event("authenticated");
 
   // 2b. authorize the server (RBAC, server level): needs only the principal, so it runs before any body work;
@@ -289,27 +307,56 @@ async function proxyRequest(
     responseInspectors(record, snapshot, deps.toolHints, inspectionListeners(deps)),
     record,
   );
-  const response = await forward(
-    {
-      route,
-      method: httpMethod,
-      incomingHeaders: incoming.headers,
-      search: searchOf(incoming.url),
-      body,
-      requestId: record.requestId,
-      pendingIds: parsed?.requestIds ?? [],
-      timeoutMs: deps.upstreamTimeoutMs,
-      client: c.env.outgoing,
-      cors: record.cors,
-      extraHeaders: record.extraHeaders,
-      transformJson: inspection?.json,
-      inspectSseEvent: inspection?.sse,
-      user: owner,
-      admitSession: (issued) => admitSession(deps, principal, owner, server, issued),
-      traceHeaders: span?.upstreamHeaders(),
-    },
-    deps,
-  );
+  // 6b. which upstream instance: a session's pinned one, or the next in turn (affinity-step.ts).
+  const affinity = deps.affinity;
+  let choice: InstanceChoice =
+    affinity === undefined
+      ? { route, pinned: false, pinIssued: false, others: [] }
+      : await chooseInstance(affinity, route, presentedSession);
+  const send = (choice: InstanceChoice) =>
+    forward(
+      {
+        route: choice.route,
+        method: httpMethod,
+        incomingHeaders: incoming.headers,
+        search: searchOf(incoming.url),
+        body,
+        requestId: record.requestId,
+        pendingIds: parsed?.requestIds ?? [],
+        timeoutMs: deps.upstreamTimeoutMs,
+        client: c.env.outgoing,
+        cors: record.cors,
+        extraHeaders: record.extraHeaders,
+        transformJson: inspection?.json,
+        inspectSseEvent: inspection?.sse,
+        user: owner,
+        admitSession: async (issued) => {
+          await admitSession(deps, principal, owner, server, issued);
+          if (affinity !== undefined) await pinIssuedSession(affinity, choice, issued);
+        },
+        traceHeaders: span?.upstreamHeaders(),
+      },
+      deps,
+    );
+  let response: Awaited<ReturnType<typeof forward>>;
+  for (;;) {
+    try {
+      response = await send(choice);
+      break;
+    } catch (error) {
+      // A request outside a session whose instance refused the connection never reached it: the next one gets it.
+      const next = nextInstance(choice, error);
+      if (next !== undefined) {
+        choice = next;
+        continue;
+      }
+      const gone =
+        affinity !== undefined && presentedSession !== undefined
+          ? await sessionGone(affinity, choice, presentedSession, error)
+          : undefined;
+      throw gone ?? error;
+    }
+  }
   span?.event("upstream_answered", { "http.response.status_code": response.status });
   if (presentedSession !== undefined) {
     await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);
@@ -388,4 +435,16 @@ function searchOf(url: string | undefined): string {
   if (url === undefined) return "";
   const index = url.indexOf("?");
   return index === -1 ? "" : url.slice(index);
+}
+
+async function withSyncedGroups(
+  groupSync: GroupSync | undefined,
+  snapshot: ConfigSnapshot,
+  { principal, token }: Authenticated,
+): Promise<Principal> {
+  if (groupSync === undefined || snapshot.auth.kind !== "verify") return principal;
+  const provider = snapshot.loaded.config.identity_providers.find((p) => p.name === principal.idp);
+  if (provider === undefined) return principal;
+  const groups = await groupSync.groupsFor(provider, principal, token);
+  return groups === principal.groups ? principal : { ...principal, groups };
 }

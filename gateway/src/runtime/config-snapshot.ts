@@ -3,13 +3,14 @@
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
 import { formatPath } from "../config/problems.ts";
-import { apiKeyHeaderVariable, apiKeyVariable } from "../config/server-env.ts";
+import { apiKeyHeaderVariable, apiKeyVariable, serverEnvSuffix } from "../config/server-env.ts";
 import { type CompiledFirewall, compileFirewall, DetectorSet } from "../firewall/detectors.ts";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
 import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { RateLimitSettings } from "../limits/rate-limiter.ts";
 import { type CompiledScrubbing, compileScrubbing, HASH_KEY_VARIABLE } from "../pii/index.ts";
+import { instanceOriginsFrom } from "../proxy/upstream-instances.ts";
 
 export type UpstreamAuthType = ServerConfig["upstream_auth_type"];
 
@@ -18,6 +19,8 @@ export interface UpstreamRoute {
   enabled: boolean;
   /** `scheme://host:port`: the key of the connection pool. */
   origin: string;
+  /** SVC_UPSTREAM_INSTANCES_<SERVER>: the instances behind this server, when listed (proxy/upstream-instances.ts). */
+  instanceOrigins?: readonly string[];
   /** Path and query of the upstream MCP endpoint. */
   path: string;
   authType: UpstreamAuthType;
@@ -93,6 +96,11 @@ export function buildSnapshot(
       server,
     };
     if (server.upstream_auth_type === "api_key") Object.assign(route, apiKeyAuth(server.name, env));
+    const instancesVariable = `SVC_UPSTREAM_INSTANCES_${serverEnvSuffix(server.name)}`;
+    const instances = instanceOriginsFrom(env[instancesVariable], instancesVariable);
+    if (Array.isArray(instances)) route.instanceOrigins = instances;
+    else if (instances !== undefined)
+      problems.push({ path: `servers[${index}].url`, message: instances.problem });
     // The organization layer (from a control plane) will come first in this list.
     const scrubbing = compileScrubbing(
       server.security === undefined ? [gatewayScrubbing] : [gatewayScrubbing, server.security],

@@ -100,6 +100,7 @@ export class GatewayMetrics {
   readonly #rateLimited = new Map<string, number>();
   readonly #piiReplacements = new Map<string, number>();
   readonly #firewallFindings = new Map<string, number>();
+  readonly #groupSyncFallbacks = new Map<string, number>();
   readonly #reloads = new Map<string, number>([
     ['result="success"', 0],
     ['result="failure"', 0],
@@ -118,6 +119,12 @@ export class GatewayMetrics {
   /** Where the audit sink series come from (the gateway's AuditLog). */
   watchAuditSinks(source: () => readonly SinkStatus[]): void {
     this.#auditSinks = source;
+  }
+
+  /** A request served with fallback groups because the provider's management API did not answer. */
+  recordGroupSyncFallback(provider: string, source: "cache" | "token"): void {
+    const key = labels({ provider, source });
+    this.#groupSyncFallbacks.set(key, (this.#groupSyncFallbacks.get(key) ?? 0) + 1);
   }
 
   /** Stops the event-loop delay monitor. */
@@ -277,6 +284,12 @@ export class GatewayMetrics {
           "counter",
           "Requests let through without a rate-limit, replay or DPoP check because the KV store was unreachable (fail open).",
           this.#unchecked,
+        ),
+        scalar(
+          "svc_gateway_group_sync_fallbacks_total",
+          "counter",
+          "Requests whose groups came from the cache (source=cache) or the token alone (source=token) because the identity provider's management API did not answer, by provider.",
+          this.#groupSyncFallbacks,
         ),
         scalar(
           "svc_gateway_rate_limited_total",

@@ -10,7 +10,11 @@
 //                                  wait in the spool and nothing is lost.
 //   failing, spool_full          → UNHEALTHY: every attempt failed for 5 minutes or more, or the spool is at its cap
 //                                  and new events for that sink are being dropped; exports are blocked.
+// Group sync (each provider with management credentials, once used):
+//   ok                           → HEALTHY
+//   failing, rate_limited        → DEGRADED: requests get the cached groups or the token's own, never more.
 import type { SinkState, SinkStatus } from "../audit/sink-queue.ts";
+import type { GroupSyncStatus } from "../identity/group-sync/group-sync.ts";
 import type { KvStoreStatus } from "../kv/index.ts";
 
 export type HealthLevel = "HEALTHY" | "DEGRADED" | "UNHEALTHY";
@@ -24,6 +28,8 @@ export interface HealthInputs {
   anonymousAccess: boolean;
   /** Each audit sink's state and backlog. */
   auditSinks?: readonly SinkStatus[];
+  /** Group sync state per identity provider (only those with management credentials that have been used). */
+  groupSync?: Record<string, GroupSyncStatus>;
 }
 
 export interface EndpointAnswer {
@@ -42,7 +48,10 @@ const SINK_LEVEL: Record<SinkState, HealthLevel> = {
 export function healthLevel(inputs: HealthInputs): HealthLevel {
   const sinks = (inputs.auditSinks ?? []).map((sink) => SINK_LEVEL[sink.state]);
   if (!inputs.httpClientOk || sinks.includes("UNHEALTHY")) return "UNHEALTHY";
-  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed" || sinks.includes("DEGRADED")) return "DEGRADED";
+  const groupSyncDown = Object.values(inputs.groupSync ?? {}).some((status) => status.state !== "ok");
+  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed" || sinks.includes("DEGRADED") || groupSyncDown) {
+    return "DEGRADED";
+  }
   return "HEALTHY";
 }
 
@@ -68,6 +77,18 @@ export function healthAnswer(inputs: HealthInputs): EndpointAnswer {
       inputs.auditSinks.map((sink) => [
         sink.name,
         { state: sink.state, backlog_events: sink.backlogEvents, backlog_bytes: sink.backlogBytes },
+      ]),
+    );
+  }
+  if (inputs.groupSync !== undefined && Object.keys(inputs.groupSync).length > 0) {
+    body.group_sync = Object.fromEntries(
+      Object.entries(inputs.groupSync).map(([provider, status]) => [
+        provider,
+        {
+          state: status.state,
+          fallbacks: status.fallbacks,
+          ...(status.lastError === undefined ? {} : { last_error: status.lastError }),
+        },
       ]),
     );
   }

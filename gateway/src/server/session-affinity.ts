@@ -1,7 +1,8 @@
 // `session_affinity: true` (the default) asks for every request of an MCP session to reach the same upstream
-// instance. The gateway does not pin: each upstream origin is one connection pool, and every new connection resolves
-// the host again, so when the host has several addresses the requests of one session can land on different
-// instances. Whether that happens depends on DNS, which changes without the file changing, so it cannot be a load
+// instance. The gateway pins sessions to instances it can tell apart (pipeline/affinity-step.ts): listed ones, and the
+// addresses of an http host. An https host it cannot split into addresses (the certificate names the host), so it is
+// one connection pool whose new connections resolve the host again, and when it has several addresses the requests
+// of one session can land on different instances. Whether that happens depends on DNS, which changes without the file changing, so it cannot be a load
 // problem (the same file would be valid one minute and refused the next, and `svc-gateway validate` would answer
 // differently from the gateway). Instead, at start and after every reload, each enabled server asking for affinity
 // whose host resolves to several addresses of one family gets a warning. What is behind a single address (a
@@ -36,7 +37,11 @@ export async function findUnpinnedServers(
 ): Promise<UnpinnedServer[]> {
   const hostOf = (server: ServerConfig) => new URL(server.url).hostname.replace(/^\[(.*)\]$/, "$1");
   const candidates = servers.filter(
-    (server) => server.enabled && server.session_affinity && isIP(hostOf(server)) === 0,
+    (server) =>
+      server.enabled &&
+      server.session_affinity &&
+      new URL(server.url).protocol === "https:" &&
+      isIP(hostOf(server)) === 0,
   );
   const hosts = [...new Set(candidates.map(hostOf))];
   const several = new Map<string, string[]>();
@@ -83,7 +88,7 @@ export class SessionAffinityWarnings {
       this.#waiting = undefined;
       for (const unpinned of await findUnpinnedServers(servers, this.#resolve)) {
         this.#logger.warn(
-          "session_affinity cannot be kept: the upstream host resolves to several addresses and the gateway does not pin a session to one of them, so the requests of one MCP session can reach different instances. Point url at one instance or at a balancer that keeps sessions together, or set session_affinity: false",
+          "session_affinity cannot be kept: the https upstream host resolves to several addresses and the gateway cannot pin a session to one of them over TLS, so the requests of one MCP session can reach different instances. List the instances in SVC_UPSTREAM_INSTANCES_<SERVER>, point url at a balancer that keeps sessions together, or set session_affinity: false",
           {
             server: unpinned.server,
             host: unpinned.host,

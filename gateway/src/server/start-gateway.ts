@@ -9,6 +9,8 @@ import { auditTargetFrom } from "../audit/audit-target.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
 import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
+import { type GroupSyncEndpoints, hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
+import { GroupSync } from "../identity/group-sync/group-sync.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { RateLimiter } from "../limits/rate-limiter.ts";
 import { ReplayGuard } from "../limits/replay-guard.ts";
@@ -18,10 +20,12 @@ import { writeStdoutBatched } from "../log/stdout-batch.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { OpenStreams } from "../proxy/open-streams.ts";
 import { isLoopbackAddress } from "../proxy/origin-guard.ts";
+import { UpstreamInstances } from "../proxy/upstream-instances.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { GatewayMetrics } from "../runtime/metrics.ts";
+import { SessionPins } from "../sessions/session-pins.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
 import { startTelemetry, type Telemetry } from "../telemetry/start-telemetry.ts";
 import { createGatewayApp } from "./app.ts";
@@ -42,6 +46,11 @@ export interface StartGatewayOptions {
   host?: string;
   /** Default $PORT or 8080; 0 picks a free port. */
   port?: number;
+  /**
+   * Group sync: where the management APIs are (tests point them at loopback fakes; the defaults are the providers'
+   * public endpoints) and how long synced groups are trusted. Not configuration: the CLI never sets these.
+   */
+  groupSync?: { endpoints?: GroupSyncEndpoints; ttlMs?: number; maxStaleMs?: number };
 }
 
 export interface RunningGateway {
@@ -105,6 +114,27 @@ function warnAboutAuthMode(logger: Logger, snapshot: ConfigSnapshot, allowAnonym
     logger.warn(
       "SVC_ALLOW_ANONYMOUS=true is ignored: identity providers are configured, so every request needs a valid token",
     );
+  }
+}
+
+/**
+ * A management credential written but empty (`${VAR:}` with VAR unset) turns group sync off for that provider: one
+ * file serves both setups, and the operator hears about it once per load instead of wondering why groups are missing.
+ */
+function warnAboutGroupSyncOff(logger: Logger, snapshot: ConfigSnapshot): void {
+  for (const provider of snapshot.loaded.config.identity_providers) {
+    const empty = (["client_id", "client_secret", "management_key"] as const).filter(
+      (f) => provider[f] === "",
+    );
+    if (empty.length > 0 && !hasGroupSyncCredentials(provider)) {
+      logger.warn(
+        "group sync is off for this identity provider: its management credentials are empty, so only the token's groups count",
+        {
+          provider: provider.name,
+          empty_fields: empty,
+        },
+      );
+    }
   }
 }
 
@@ -180,9 +210,22 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     void previous?.shutdown();
   };
 
+  const groupSync = new GroupSync({
+    kv,
+    logger,
+    ...options.groupSync,
+    onFallback: (provider, source) => metrics.recordGroupSyncFallback(provider, source),
+  });
+
   let draining = false;
   let stopping = false;
   const app = createGatewayApp({
+    groupSync,
+    affinity: {
+      instances: new UpstreamInstances(),
+      pins: new SessionPins(kv, settings.sessionIdleTimeoutMs),
+      turns: new Map(),
+    },
     currentConfig,
     rateLimiter: new RateLimiter(kv),
     replayGuard: new ReplayGuard(kv, { sessionTtlMs: settings.sessionIdleTimeoutMs }),
@@ -218,6 +261,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
         anonymousAccess: currentConfig()?.auth.kind === "anonymous",
         auditSinks: audit.sinkStatus(),
+        groupSync: groupSync.status(),
       }),
     readiness: () =>
       readinessAnswer({
@@ -274,8 +318,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       metrics,
       logger,
       onSwap: (snapshot) => {
-        pools.retainOnly(new Set([...snapshot.routes.values()].map((route) => route.origin)));
+        pools.retainOnly(
+          new Set(
+            [...snapshot.routes.values()].flatMap((route) => [
+              route.origin,
+              ...(route.instanceOrigins ?? []),
+            ]),
+          ),
+        );
         warnAboutAuthMode(logger, snapshot, settings.allowAnonymous);
+        warnAboutGroupSyncOff(logger, snapshot);
         affinityWarnings.check(snapshot.loaded.config.servers);
         applyTelemetry(snapshot);
         applyExporters(snapshot);
@@ -297,6 +349,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   applyExporters(reloader.current());
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
   warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
+  warnAboutGroupSyncOff(logger, reloader.current());
   affinityWarnings.check(loaded.config.servers);
 
   let watcher: ConfigWatcher | undefined;

@@ -40,24 +40,6 @@ const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = 
     /^a control plane \(distributed mode\) is not supported yet by this gateway version: .*; remove control_plane/,
   ],
   [
-    "a group-sync client id",
-    `${IDP}    client_id: sync\n`,
-    "identity_providers[0].client_id (line 7:16)",
-    /^group sync through the provider's management API is not supported yet by this gateway version: groups come only from the token's claims; remove it/,
-  ],
-  [
-    "a group-sync client secret",
-    `${IDP}    client_secret: s3cr3t\n`,
-    "identity_providers[0].client_secret (line 7:20)",
-    /^group sync through the provider's management API is not supported yet by this gateway version/,
-  ],
-  [
-    "a group-sync management key",
-    "identity_providers:\n  - name: p\n    type: project_idp\n    project_id: P1\n    management_key: k\n",
-    "identity_providers[0].management_key (line 6:21)",
-    /^group sync through the provider's management API is not supported yet by this gateway version/,
-  ],
-  [
     "the local servers policy",
     "gateway_policy:\n  local_servers:\n    enabled: true\n",
     "gateway_policy.local_servers.enabled (line 4:14)",
@@ -89,6 +71,27 @@ describe("svc-gateway validate refuses what this version does not build", () => 
     const run = await svcGateway(["validate", "--config", "-"], { input: yaml });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
+  });
+
+  // Group sync is built: management credentials load, as a whole pair, and only on the provider type that uses them.
+  test("group sync credentials load; half a pair or a credential of another provider type is refused", async () => {
+    const complete = await svcGateway(["validate", "--config", "-"], {
+      input: `version: "1.0"\n${IDP}    client_id: sync\n    client_secret: s3cr3t\n`,
+    });
+    expect(complete.stderr).toBe("");
+    expect(complete.code).toBe(0);
+    const half = await svcGateway(["validate", "--config", "-"], {
+      input: `version: "1.0"\n${IDP}    client_id: sync\n`,
+    });
+    expect(half.code).toBe(1);
+    expect(half.stderr).toMatch(
+      /identity_providers\[0\]\.client_secret.*: is required with client_id\/client_secret for group sync \(leave both empty to turn it off\)/,
+    );
+    const unused = await svcGateway(["validate", "--config", "-"], {
+      input: `version: "1.0"\n${IDP}    management_key: k\n`,
+    });
+    expect(unused.code).toBe(1);
+    expect(unused.stderr).toMatch(/identity_providers\[0\]\.management_key.*: is used only by project_idp/);
   });
 
   test("centralized mode (the control plane from the environment) is refused by the same rule", async () => {

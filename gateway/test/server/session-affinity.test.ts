@@ -8,8 +8,9 @@ import {
   SessionAffinityWarnings,
 } from "../../src/server/session-affinity.ts";
 
-// The gateway does not pin a session to one upstream instance, so `session_affinity: true` (the default) cannot be
-// kept for a host with several addresses: it warns at start and on reload. DNS is the part these tests stand in
+// The gateway cannot pin a session to one address of an https host (the certificate names the host), so
+// `session_affinity: true` (the default) cannot be kept for an https host with several addresses: it warns at start
+// and on reload. DNS is the part these tests stand in
 // for (the machine's resolver cannot be given a multi-address name); the servers come from the real validator.
 
 function serversOf(servers: Record<string, unknown>[]): ServerConfig[] {
@@ -43,8 +44,8 @@ describe("findUnpinnedServers", () => {
 
   test("a host with several IPv4 or several IPv6 addresses, while session_affinity is true (the default)", async () => {
     const servers = serversOf([
-      { name: "a", url: "http://replicas.internal/mcp" },
-      { name: "b", url: "http://v6-replicas.internal:8080/mcp", session_affinity: true },
+      { name: "a", url: "https://replicas.internal/mcp" },
+      { name: "b", url: "https://v6-replicas.internal:8080/mcp", session_affinity: true },
     ]);
     expect(await findUnpinnedServers(servers, table(dns))).toEqual([
       { server: "a", host: "replicas.internal", addresses: ["10.0.0.1", "10.0.0.2", "10.0.0.3"] },
@@ -52,13 +53,18 @@ describe("findUnpinnedServers", () => {
     ]);
   });
 
+  test("an http host with several addresses is pinned per address by the gateway: no warning", async () => {
+    const servers = serversOf([{ name: "plain", url: "http://replicas.internal/mcp" }]);
+    expect(await findUnpinnedServers(servers, table(dns))).toEqual([]);
+  });
+
   test("not a one-address host, a dual-stack host, affinity off, a disabled server, or a name that does not resolve", async () => {
     const servers = serversOf([
-      { name: "single", url: "http://single.internal/mcp" },
-      { name: "dual", url: "http://dual-stack.internal/mcp" },
-      { name: "off", url: "http://replicas.internal/mcp", session_affinity: false },
-      { name: "disabled", url: "http://replicas.internal/mcp", enabled: false },
-      { name: "unknown", url: "http://nowhere.internal/mcp" },
+      { name: "single", url: "https://single.internal/mcp" },
+      { name: "dual", url: "https://dual-stack.internal/mcp" },
+      { name: "off", url: "https://replicas.internal/mcp", session_affinity: false },
+      { name: "disabled", url: "https://replicas.internal/mcp", enabled: false },
+      { name: "unknown", url: "https://nowhere.internal/mcp" },
     ]);
     expect(await findUnpinnedServers(servers, table(dns))).toEqual([]);
   });
@@ -66,17 +72,17 @@ describe("findUnpinnedServers", () => {
   test("IP literals are not looked up, and each host is asked once", async () => {
     const lookup = table(dns);
     const servers = serversOf([
-      { name: "v4", url: "http://10.1.2.3:3000/mcp" },
-      { name: "v6", url: "http://[fd00::7]:3000/mcp" },
-      { name: "one", url: "http://replicas.internal/a/mcp" },
-      { name: "two", url: "http://replicas.internal/b/mcp" },
+      { name: "v4", url: "https://10.1.2.3:3000/mcp" },
+      { name: "v6", url: "https://[fd00::7]:3000/mcp" },
+      { name: "one", url: "https://replicas.internal/a/mcp" },
+      { name: "two", url: "https://replicas.internal/b/mcp" },
     ]);
     expect((await findUnpinnedServers(servers, lookup)).map((u) => u.server)).toEqual(["one", "two"]);
     expect(lookup.asked).toEqual(["replicas.internal"]);
   });
 
   test("with the machine's own resolver, localhost is one host", async () => {
-    expect(await findUnpinnedServers(serversOf([{ name: "local", url: "http://localhost:1/mcp" }]))).toEqual(
+    expect(await findUnpinnedServers(serversOf([{ name: "local", url: "https://localhost:1/mcp" }]))).toEqual(
       [],
     );
   });
@@ -90,7 +96,7 @@ describe("SessionAffinityWarnings", () => {
       logger,
       table({ "replicas.internal": ["10.0.0.1", "10.0.0.2"] }),
     );
-    warnings.check(serversOf([{ name: "tools", url: "http://replicas.internal/mcp" }]));
+    warnings.check(serversOf([{ name: "tools", url: "https://replicas.internal/mcp" }]));
     await until(() => lines.length > 0);
     expect(lines).toEqual([
       expect.objectContaining({
@@ -122,7 +128,7 @@ describe("SessionAffinityWarnings", () => {
     const logger = createLogger({ level: "warn", write: (line) => lines.push(JSON.parse(line)) });
     const warnings = new SessionAffinityWarnings(logger, slow);
     for (const host of ["first", "second", "third", "latest"]) {
-      warnings.check(serversOf([{ name: host, url: `http://${host}.internal/mcp` }]));
+      warnings.check(serversOf([{ name: host, url: `https://${host}.internal/mcp` }]));
     }
     expect(asked).toEqual(["first.internal"]);
     release();

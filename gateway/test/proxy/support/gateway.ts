@@ -5,7 +5,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type RunningGateway, startGateway } from "../../../src/server/start-gateway.ts";
+import {
+  type RunningGateway,
+  type StartGatewayOptions,
+  startGateway,
+} from "../../../src/server/start-gateway.ts";
 
 export interface TestServer {
   name: string;
@@ -60,6 +64,7 @@ export async function startTestGateway(
 export async function startGatewayWithConfig(
   config: string,
   env: Record<string, string | undefined> = {},
+  options: Pick<StartGatewayOptions, "groupSync"> = {},
 ): Promise<TestGateway> {
   const dir = await mkdtemp(join(tmpdir(), "svc-gw-test-"));
   const configPath = join(dir, "config.yaml");
@@ -69,6 +74,7 @@ export async function startGatewayWithConfig(
     host: "127.0.0.1",
     port: 0,
     env: { ...TEST_GATEWAY_ENV, ...env },
+    ...options,
   });
   return {
     gateway,
