@@ -19,6 +19,8 @@ export interface AuditSpoolOptions {
   dir: string;
   /** Cap on each sink's undelivered bytes. */
   maxBytes: number;
+  /** A new segment file is started past this size (spool.ts; default min(16 MiB, maxBytes / 4)). */
+  segmentBytes?: number;
 }
 
 export interface AuditLogOptions {
@@ -181,6 +183,7 @@ export class AuditLog {
             {
               dir,
               maxBytes: spool.maxBytes,
+              segmentBytes: spool.segmentBytes,
               onError: (error) => onError(error, sink.name),
             },
             after,

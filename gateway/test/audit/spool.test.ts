@@ -82,7 +82,12 @@ describe("spool", () => {
   test("small segments: replay crosses segment files and finished ones are deleted", async () => {
     const dir = await spoolDir();
     const down = new TestSink("siem:s").down();
-    const first = auditLog({ sinks: [down], spool: { dir, maxBytes: 64 << 10 }, batchSize: 5 });
+    // Segments of 2 KiB: a few events each, however the appends are grouped into writes.
+    const first = auditLog({
+      sinks: [down],
+      spool: { dir, maxBytes: 64 << 10, segmentBytes: 2048 },
+      batchSize: 5,
+    });
     for (let round = 0; round < 8; round++) {
       record(first, 5);
       await waitFor(() => expect(first.sinkStatus()[0]?.backlogEvents).toBe((round + 1) * 5));
@@ -91,7 +96,11 @@ describe("spool", () => {
     const sinkDir = join(dir, "siem%3As");
     expect((await readdir(sinkDir)).filter((name) => name.endsWith(".jsonl")).length).toBeGreaterThan(1);
     const up = new TestSink("siem:s");
-    const second = auditLog({ sinks: [up], spool: { dir, maxBytes: 64 << 10 }, batchSize: 7 });
+    const second = auditLog({
+      sinks: [up],
+      spool: { dir, maxBytes: 64 << 10, segmentBytes: 2048 },
+      batchSize: 7,
+    });
     await second.drain();
     expect(seqs(up.received)).toEqual(range(0, 40));
     await second.close(0);
