@@ -4,32 +4,15 @@
 // and in process; the model file is read once per process.
 
 import { readFileSync } from "node:fs";
-import { decodeWrappedRuns } from "./decode.ts";
+import { decodeWrappedRuns, SHORTEST_WRAPPED_RUN } from "./decode.ts";
 import type { Detection, Detector, FirewallDirection } from "./detector.ts";
 import { type BuiltinModel, parseModel } from "./model-file.ts";
 import { normalizeText } from "./normalize.ts";
 import { matchWrapperRules } from "./rules.ts";
-import { maxWindowLogit } from "./window-classifier.ts";
+import { maxWindowLogit, scoreWindows } from "./window-classifier.ts";
 
 /** More wrapper rules than this add nothing: two named phrases already make the verdict. */
 export const MAX_BOOSTED_RULES = 2;
-
-// decodeWrappedRuns looks for runs of at least 24 base64 characters (hex runs are longer and use a
-// subset of that alphabet); most texts have none, and this one loop over char codes is far cheaper
-// than its regular expressions.
-const SHORTEST_WRAPPED_RUN = 24;
-
-function mayHoldWrappedRun(text: string): boolean {
-  let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    const isBase64 =
-      (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 47 && code <= 57) || code === 43;
-    if (!isBase64) run = 0;
-    else if (++run >= SHORTEST_WRAPPED_RUN) return true;
-  }
-  return false;
-}
 
 const MODEL_FILE = new URL("./model/injection-classifier.json", import.meta.url);
 
@@ -45,8 +28,12 @@ export function rawLogit(
   const head = model.heads[direction];
   const normalized = normalizeText(text);
   const rules = matchWrapperRules(normalized);
-  let logit = maxWindowLogit(head, normalized);
-  for (const decoded of mayHoldWrappedRun(normalized) ? decodeWrappedRuns(normalized) : []) {
+  // Most texts hold no base64 run long enough to decode; the classifier's pass finds that out, which is far
+  // cheaper than decodeWrappedRuns' regular expressions.
+  const { logit: textLogit, longestBase64Run } = scoreWindows(head, normalized);
+  let logit = textLogit;
+  const wrapped = longestBase64Run >= SHORTEST_WRAPPED_RUN ? decodeWrappedRuns(normalized) : [];
+  for (const decoded of wrapped) {
     const plain = normalizeText(decoded);
     logit = Math.max(logit, maxWindowLogit(head, plain));
     for (const rule of matchWrapperRules(plain)) if (!rules.includes(rule)) rules.push(rule);

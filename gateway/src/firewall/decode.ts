@@ -4,7 +4,9 @@
 export const MAX_DECODED_RUNS = 8;
 export const MAX_RUN_CHARS = 8192;
 
-const BASE64_RUN = /[A-Za-z0-9+/]{24,}={0,2}/g;
+/** Shorter runs of the base64 alphabet are not decoded (hex runs are longer and use a subset of that alphabet). */
+export const SHORTEST_WRAPPED_RUN = 24;
+const BASE64_RUN = new RegExp(`[A-Za-z0-9+/]{${SHORTEST_WRAPPED_RUN},}={0,2}`, "g");
 const HEX_RUN = /\b(?:[0-9a-fA-F]{2}){16,}\b/g;
 // A decoded run counts only if it reads as text: printable ASCII, tabs and line breaks only.
 const PRINTABLE = /^[\t\n\r -~]*$/;

@@ -174,6 +174,7 @@ let buckets = new Int32Array(8192);
 let blocks = new Int32Array(8192);
 let count = 0;
 let cueCount = 0;
+let longestBase64Run = 0;
 
 const FNV_PRIME = 0x01000193;
 const CHAR_SEED = 0x811c9dc5;
@@ -268,6 +269,11 @@ export interface BlockWeightSums {
   readonly blockCount: number;
   /** Number of cue events (CUE_NAMES) found, each counted once. */
   readonly cueCount: number;
+  /**
+   * The longest run of base64-alphabet characters (A-Z a-z 0-9 + /): the detector decodes wrapped runs only when
+   * one is long enough, and finding that out in this pass saves a second pass over every text.
+   */
+  readonly longestBase64Run: number;
 }
 
 function blockCountOf(text: string): number {
@@ -292,11 +298,13 @@ export function blockWeightSums(text: string, bits: number, weights: Int8Array):
   } finally {
     sinkWeights = null;
   }
-  return { sums: blockSums, counts: blockCounts, blockCount, cueCount };
+  return { sums: blockSums, counts: blockCounts, blockCount, cueCount, longestBase64Run };
 }
 
 function scan(text: string, shift: number): void {
   cueCount = 0;
+  longestBase64Run = 0;
+  let base64Run = 0;
   const length = text.length;
   // Character n-grams are three quarters of all events and always land in the current block, which only moves
   // forward: when scoring, their weights and number are summed in locals and added to the block once it is left,
@@ -342,6 +350,10 @@ function scan(text: string, shift: number): void {
       code === 12
     )
       code = 32;
+    // Folded, the base64 alphabet is the lower-case letters, 0 (every digit), "/" and "+".
+    if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) {
+      if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
+    } else base64Run = 0;
     if (code === 32) {
       if (lastWasSpace && i < length) continue;
       lastWasSpace = true;

@@ -28,7 +28,15 @@ export function windowLogit(bias: number, weightSum: number, eventCount: number)
 
 /** The highest window logit of `text` under `head`. */
 export function maxWindowLogit(head: ClassifierHead, text: string): number {
-  const { sums, counts, blockCount } = blockWeightSums(text, head.bits, head.weights);
+  return scoreWindows(head, text).logit;
+}
+
+/** The highest window logit of `text`, and its longest base64-alphabet run (found in the same pass). */
+export function scoreWindows(
+  head: ClassifierHead,
+  text: string,
+): { logit: number; longestBase64Run: number } {
+  const { sums, counts, blockCount, longestBase64Run } = blockWeightSums(text, head.bits, head.weights);
   const scale = head.weightScale;
   const windowBlocks = head.windowBlocks;
   const firstWindowBlocks = Math.min(windowBlocks, blockCount);
@@ -46,5 +54,5 @@ export function maxWindowLogit(head: ClassifierHead, text: string): number {
     const logit = windowLogit(head.bias, sum * scale, eventCount);
     if (logit > best) best = logit;
   }
-  return best;
+  return { logit: best, longestBase64Run };
 }
