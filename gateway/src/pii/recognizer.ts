@@ -42,6 +42,11 @@ export interface PatternSpec {
   /** Must carry the `g` flag. */
   readonly regex: RegExp;
   readonly score: number;
+  /**
+   * A cheap test every match of `regex` implies (a literal the pattern cannot match without): a text failing it
+   * skips `regex`, whose lookarounds would otherwise be tried at every position.
+   */
+  readonly requires?: RegExp;
 }
 
 /**
@@ -69,7 +74,8 @@ export function patternRecognizer(spec: PatternRecognizerSpec): Recognizer {
     negativeContext: spec.negativeContext ?? [],
     needsDigit: spec.needsDigit,
     find(text, emit) {
-      for (const { regex, score } of spec.patterns) {
+      for (const { regex, score, requires } of spec.patterns) {
+        if (requires !== undefined && !requires.test(text)) continue;
         regex.lastIndex = 0;
         for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
           const value = match[0];

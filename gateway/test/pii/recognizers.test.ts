@@ -72,6 +72,11 @@ describe("recognizers", () => {
     expect(found(all, "upgraded to 1.2.3.4")).toEqual([]);
     expect(found(all, "ip 1.2.3.4")).toEqual([["IP_ADDRESS", "1.2.3.4"]]);
     expect(found(all, "version 10.20.30.40")).toEqual([]);
+    // The only colon pair of a text may be the address itself, in its shortest or longest written form.
+    expect(found(all, "Note: reach it at ::1, no digits elsewhere")).toEqual([["IP_ADDRESS", "::1"]]);
+    expect(found(all, "host fe80:0000:0000:0000:0202:b3ff:fe1e:8329 at 10:30")).toEqual([
+      ["IP_ADDRESS", "fe80:0000:0000:0000:0202:b3ff:fe1e:8329"],
+    ]);
   });
 
   test("URL: scheme or www, closing punctuation left outside", () => {

@@ -15,6 +15,8 @@ const NAMED = new RegExp(
   `\\b(?:${MONTH}\\.? \\d{1,2}${ORDINAL}(?:,? \\d{4})?|\\d{1,2}${ORDINAL} (?:of )?${MONTH}\\.?,? \\d{4}|${MONTH} \\d{4})\\b`,
   "gi",
 );
+// Every pattern but WEEKDAY holds a digit: text without one (prose, a scrubbed result) skips them.
+const DIGIT = /\d/;
 const WEEKDAY = /\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b/gi;
 
 function validate(match: string): number | null | undefined {
@@ -32,9 +34,9 @@ export const dateTimeRecognizer = patternRecognizer({
   entity: "DATE_TIME",
   needsDigit: false,
   patterns: [
-    { regex: NUMERIC, score: 0.6 },
-    { regex: ISO_TIMESTAMP, score: 0.6 },
-    { regex: NAMED, score: 0.6 },
+    { regex: NUMERIC, score: 0.6, requires: DIGIT },
+    { regex: ISO_TIMESTAMP, score: 0.6, requires: DIGIT },
+    { regex: NAMED, score: 0.6, requires: DIGIT },
     { regex: WEEKDAY, score: 0.4 },
   ],
   validate,

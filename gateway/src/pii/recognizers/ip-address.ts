@@ -8,6 +8,11 @@ const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
 const IPV4 = new RegExp(`(?<![\\w.])${OCTET}(?:\\.${OCTET}){3}(?!\\.?\\w)`, "g");
 const IPV6 =
   /(?<![\w:.])(?=[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![\w:.])/g;
+// A dotted quad holds digits: text without one skips IPV4.
+const DIGIT = /\d/;
+// IPV6's lookahead needs two colons with at most four hex digits between them: a text without such a pair (most
+// prose, "Note: ...", times such as 10:30) skips IPV6, which tries its lookarounds at every position.
+const TWO_COLONS_APART_BY_HEX = /:[0-9A-Fa-f]{0,4}:/;
 
 // Four single-digit parts ("1.2.3.4", "8.7.5.5") are version strings far more often than hosts that belong to
 // a person: weak alone, found with a context word ("ip", "host", ...).
@@ -24,8 +29,8 @@ export const ipAddressRecognizer = patternRecognizer({
   entity: "IP_ADDRESS",
   needsDigit: false,
   patterns: [
-    { regex: IPV4, score: 0.6 },
-    { regex: IPV6, score: 0.6 },
+    { regex: IPV4, score: 0.6, requires: DIGIT },
+    { regex: IPV6, score: 0.6, requires: TWO_COLONS_APART_BY_HEX },
   ],
   validate,
   context: ["ip", "ipv4", "ipv6", "address", "host", "client", "server", "addr"],
