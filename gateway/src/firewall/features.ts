@@ -338,22 +338,28 @@ function scan(text: string, shift: number): void {
   for (let i = 0; i <= length; i++) {
     let code = i < length ? text.charCodeAt(i) : 32;
     if (code === 10) atSentenceStart = true;
-    if (code >= 65 && code <= 90) code += 32;
-    else if (code >= 48 && code <= 57) code = 48;
-    else if (
-      code === 32 ||
-      code === 10 ||
-      code === 9 ||
-      code === 13 ||
-      code === 160 ||
-      code === 11 ||
-      code === 12
-    )
-      code = 32;
-    // Folded, the base64 alphabet is the lower-case letters, 0 (every digit), "/" and "+".
-    if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) {
+    // Lower-case letters, most of any text, are already folded and in the base64 alphabet: tested first, they skip
+    // the other tests.
+    if (code >= 97 && code <= 122) {
       if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
-    } else base64Run = 0;
+    } else {
+      if (code >= 65 && code <= 90) code += 32;
+      else if (code >= 48 && code <= 57) code = 48;
+      else if (
+        code === 32 ||
+        code === 10 ||
+        code === 9 ||
+        code === 13 ||
+        code === 160 ||
+        code === 11 ||
+        code === 12
+      )
+        code = 32;
+      // Folded, the base64 alphabet is the lower-case letters, 0 (every digit), "/" and "+".
+      if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) {
+        if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
+      } else base64Run = 0;
+    }
     if (code === 32) {
       if (lastWasSpace && i < length) continue;
       lastWasSpace = true;
