@@ -4,7 +4,8 @@
 //   nginx    → nginx, 1 worker (when installed)   → upstream
 //   secured  → svc-gateway start with JWT auth + RBAC + Redis rate limit + replay + audit → upstream
 //   exported → a second secured gateway with every audit exporter on (search index, OTLP logs, SIEM), its receivers
-//              on loopback in the bench process: export is off the request path, so it should keep ≥ 0.9 of secured
+//              on loopback in a process of their own (not the load generator's, which they would slow): export is off
+//              the request path, so it should keep ≥ 0.9 of secured
 //   scrubbed → the same secured gateway, on a server with PII scrubbing and every recognizer on → upstream
 //   inspected → the same, on a server with scrubbing and the prompt-injection firewall (block, built-in detector)
 // for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
@@ -311,7 +312,7 @@ async function main(): Promise<void> {
       audit?: Record<string, unknown>;
     };
     console.log(
-      `exported: events received ${JSON.stringify(receivers.receivedCounts())}; sinks at the end ${JSON.stringify(health.audit)}`,
+      `exported: events received ${JSON.stringify(await receivers.receivedCounts())}; sinks at the end ${JSON.stringify(health.audit)}`,
     );
     // Scrubbing (every recognizer on) against the secured path it adds to, on the same 1 KB → 4 KB workload.
     const scrubbed = find("throughput", "pii", "scrubbed");
