@@ -27,6 +27,7 @@ import {
 } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
+import { eventJson } from "./event-json.ts";
 import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 
 export interface SpoolOptions {
@@ -78,7 +79,7 @@ const encodedBatches = new WeakMap<readonly ChainedAuditEvent[], Encoded>();
 function encode(events: readonly ChainedAuditEvent[]): Encoded {
   let encoded = encodedBatches.get(events);
   if (encoded === undefined) {
-    const lines = events.map((event) => `${JSON.stringify(event)}\n`);
+    const lines = events.map((event) => `${eventJson(event)}\n`);
     encoded = { buffer: Buffer.from(lines.join("")), lengths: lines.map((line) => Buffer.byteLength(line)) };
     encodedBatches.set(events, encoded);
   }
