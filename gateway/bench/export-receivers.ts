@@ -11,6 +11,8 @@ export interface ExportReceivers {
   exportersYaml: string;
   /** What a spawned gateway needs to reach the SIEM receiver (its authority host and its self-signed CA). */
   env: Record<string, string>;
+  /** The receivers' process, for its CPU time: on this machine it competes with the gateway. */
+  pid: number | undefined;
   /** Events each receiver got so far, by exporter name. */
   receivedCounts(): Promise<Record<string, number>>;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ export async function startExportReceivers(dir: string): Promise<ExportReceivers
   return {
     exportersYaml: ready.exportersYaml,
     env: ready.env,
+    pid: child.pid,
     receivedCounts: async () => {
       const answer = nextReply(child, "counts");
       send({ type: "counts" });

@@ -48,6 +48,8 @@ type Phase = "throughput" | "latency";
 interface Sample extends LoadResult {
   proxyCpuUsPerRequest: number;
   upstreamCpuUsPerRequest: number;
+  /** The export receivers' process (exported path only, else NaN): CPU the same cores spend on what is exported. */
+  receiversCpuUsPerRequest: number;
 }
 
 interface Row {
@@ -203,6 +205,8 @@ async function main(): Promise<void> {
             if (!target) continue;
             let proxyCpu = 0;
             let upstreamCpu = 0;
+            let receiversCpu = Number.NaN;
+            const receiversPid = path === "exported" ? receivers?.pid : undefined;
             const load = await measure(target, {
               concurrency: phase === "throughput" ? concurrency : 1,
               durationMs: seconds * 1000,
@@ -210,10 +214,12 @@ async function main(): Promise<void> {
               onMeasureStart: () => {
                 proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
                 upstreamCpu = cpuMs(upstream?.pid) ?? Number.NaN;
+                receiversCpu = cpuMs(receiversPid) ?? Number.NaN;
               },
               onMeasureEnd: () => {
                 proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
                 upstreamCpu = (cpuMs(upstream?.pid) ?? Number.NaN) - upstreamCpu;
+                receiversCpu = (cpuMs(receiversPid) ?? Number.NaN) - receiversCpu;
               },
             });
             const perRequestUs = (ms: number) => (ms * 1000) / Math.max(1, load.requests + load.errors);
@@ -221,6 +227,7 @@ async function main(): Promise<void> {
               ...load,
               proxyCpuUsPerRequest: perRequestUs(proxyCpu),
               upstreamCpuUsPerRequest: perRequestUs(upstreamCpu),
+              receiversCpuUsPerRequest: perRequestUs(receiversCpu),
             };
             const key = `${phase}/${kind}/${path}`;
             samples.set(key, [...(samples.get(key) ?? []), result]);
@@ -242,6 +249,7 @@ async function main(): Promise<void> {
             p99Ms: median(runs.map((run) => run.p99Ms)),
             proxyCpuUsPerRequest: median(runs.map((run) => run.proxyCpuUsPerRequest)),
             upstreamCpuUsPerRequest: median(runs.map((run) => run.upstreamCpuUsPerRequest)),
+            receiversCpuUsPerRequest: median(runs.map((run) => run.receiversCpuUsPerRequest)),
           };
           rows.push({ phase, kind, path, result });
           console.log(
@@ -303,9 +311,12 @@ async function main(): Promise<void> {
       const exportCpu = sec && exp ? exp.proxyCpuUsPerRequest - sec.proxyCpuUsPerRequest : Number.NaN;
       (summary[kind] as Record<string, number>).exportedVsSecuredRps = exportedVsSecured;
       (summary[kind] as Record<string, number>).exportCpuUsPerRequest = exportCpu;
+      (summary[kind] as Record<string, number>).receiversCpuUsPerRequest =
+        exp?.receiversCpuUsPerRequest ?? Number.NaN;
       console.log(
         `${kind.padEnd(4)} exported/secured req/s ${fmt(exportedVsSecured)}${exportedVsSecured >= 0.9 ? " (meets 0.9)" : " (BELOW 0.9)"}` +
-          `  gateway CPU/req secured ${fmt(sec?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs exported ${fmt(exp?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs (export adds ${fmt(exportCpu, 0)} µs)`,
+          `  gateway CPU/req secured ${fmt(sec?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs exported ${fmt(exp?.proxyCpuUsPerRequest ?? Number.NaN, 0)} µs (export adds ${fmt(exportCpu, 0)} µs)` +
+          `  receivers CPU/req ${fmt(exp?.receiversCpuUsPerRequest ?? Number.NaN, 0)} µs (same cores)`,
       );
     }
     const health = (await (await fetch(`${exported.url}/health`)).json()) as {
