@@ -30,11 +30,6 @@ export interface AuditLogOptions {
   /** Events recorded but not yet chained; beyond it new events are dropped and the drop is itself recorded. */
   capacity?: number;
   batchSize?: number;
-  /**
-   * Events per delivery attempt to an exporter (a spooled sink); default batchSize. Larger batches mean fewer HTTP
-   * requests per event for the gateway and the receiver alike; a batch is still sent after `lingerMs` however small.
-   */
-  exportBatchSize?: number;
   /** How long a sink's partial batch waits for more events (exporters; local sinks send at once). Default 1 s. */
   lingerMs?: number;
   /** First retry delay after a sink fails (full jitter up to it, doubling up to `retryCapMs`). */
@@ -198,9 +193,7 @@ export class AuditLog {
     return new SinkQueue({
       sink,
       backlog,
-      batchSize: spooled
-        ? (this.#options.exportBatchSize ?? this.#options.batchSize ?? 256)
-        : (this.#options.batchSize ?? 256),
+      batchSize: this.#options.batchSize ?? 256,
       lingerMs: spooled ? (this.#options.lingerMs ?? 1000) : 0,
       backoff: this.#backoff,
       now: this.#now,

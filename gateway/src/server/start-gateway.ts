@@ -159,10 +159,6 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
     spool: { dir: settings.auditSpoolDir, maxBytes: settings.auditSpoolMaxBytes },
-    // Exporters take up to 1024 events per request (4x the chain's batch): under load a batch fills in well under the
-    // 1 s linger, so this adds no latency then, and it cuts the per-request cost (HTTP, client, cursor) four-fold.
-    // Each exporter's client splits what its target limits (the SIEM client sends ~1 MB chunks).
-    exportBatchSize: 1024,
     failingLimitMs: settings.auditFailingAfterMs,
     onSinkError: (error, sink) =>
       logger.error("audit sink delivery failed; its queue retries", { sink, error }),
