@@ -1,56 +1,82 @@
 // The "exported" bench path's receivers: the three loopback receivers the fault tests use (search index bulk API,
-// OTLP logs over http/protobuf, the Azure logs ingestion API with its token endpoint), started by the bench so the
-// secured gateway can run with every exporter on. What they received is reported after the run, so a fast number
-// cannot come from an export that silently did nothing.
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { OtlpReceiver } from "../test/audit/receivers/otlp-receiver.ts";
-import { SearchIndexReceiver } from "../test/audit/receivers/search-index-receiver.ts";
-import { SiemReceiver } from "../test/audit/receivers/siem-receiver.ts";
+// OTLP logs over http/protobuf, the Azure logs ingestion API with its token endpoint), started by the bench in a
+// process of their own (export-receivers-child.ts) so the secured gateway can run with every exporter on. What they
+// received is reported after the run, so a fast number cannot come from an export that silently did nothing.
+import { type ChildProcess, fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { ReceiversReply, ReceiversRequest } from "./export-receivers-child.ts";
 
 export interface ExportReceivers {
   /** The `exporters:` section that points a gateway at the receivers. */
   exportersYaml: string;
   /** What a spawned gateway needs to reach the SIEM receiver (its authority host and its self-signed CA). */
   env: Record<string, string>;
+  /** The receivers' process, for its CPU time: on this machine it competes with the gateway. */
+  pid: number | undefined;
   /** Events each receiver got so far, by exporter name. */
-  receivedCounts(): Record<string, number>;
+  receivedCounts(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
+const CHILD = fileURLToPath(new URL("./export-receivers-child.ts", import.meta.url));
+/** How long the child may take to start its receivers, answer, or close. */
+const CHILD_TIMEOUT_MS = 30_000;
+
+/** The child's next reply of `type`; rejects when it exits first or takes longer than CHILD_TIMEOUT_MS. */
+function nextReply<T extends ReceiversReply["type"]>(
+  child: ChildProcess,
+  type: T,
+): Promise<Extract<ReceiversReply, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(
+        new Error(`the export receivers process did not answer '${type}' within ${CHILD_TIMEOUT_MS} ms`),
+      );
+    }, CHILD_TIMEOUT_MS);
+    const onMessage = (message: ReceiversReply) => {
+      if (message.type !== type) return;
+      cleanup();
+      resolve(message as Extract<ReceiversReply, { type: T }>);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`the export receivers process exited (code ${code}) before answering '${type}'`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      child.off("exit", onExit);
+    };
+    child.on("message", onMessage);
+    child.on("exit", onExit);
+  });
+}
+
 export async function startExportReceivers(dir: string): Promise<ExportReceivers> {
-  const es = await SearchIndexReceiver.start();
-  const otlp = await OtlpReceiver.start("http/protobuf");
-  const siem = await SiemReceiver.start();
-  const caFile = join(dir, "siem-ca.pem");
-  await writeFile(caFile, siem.ca);
-  const exportersYaml = `exporters:
-  search_index:
-    - name: es
-      url: ${es.url}
-  otel:
-    - name: collector
-      endpoint: ${otlp.url}
-      protocol: ${otlp.protocol}
-  siem:
-    - name: sentinel
-      dcr_endpoint: ${siem.url}
-      dcr_immutable_id: ${siem.dcrImmutableId}
-      dcr_stream_name: ${siem.streamName}
-      tenant_id: ${siem.tenantId}
-      client_id: ${siem.clientId}
-      client_secret: ${siem.clientSecret}
-`;
+  const child = fork(CHILD, [dir], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const send = (request: ReceiversRequest) => child.send(request);
+  let ready: Extract<ReceiversReply, { type: "ready" }>;
+  try {
+    ready = await nextReply(child, "ready");
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
   return {
-    exportersYaml,
-    env: { AZURE_AUTHORITY_HOST: siem.url, NODE_EXTRA_CA_CERTS: caFile },
-    receivedCounts: () => ({
-      "search_index:es": es.received.length,
-      "otel:collector": otlp.received.length,
-      "siem:sentinel": siem.received.length,
-    }),
+    exportersYaml: ready.exportersYaml,
+    env: ready.env,
+    pid: child.pid,
+    receivedCounts: async () => {
+      const answer = nextReply(child, "counts");
+      send({ type: "counts" });
+      return (await answer).counts;
+    },
     close: async () => {
-      await Promise.all([es.close(), otlp.close(), siem.close()]);
+      if (child.exitCode !== null || !child.connected) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      send({ type: "close" });
+      await exited;
     },
   };
 }

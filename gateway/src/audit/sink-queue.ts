@@ -6,6 +6,7 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
 import { type BackoffPolicy, retryDelayMs } from "./backoff.ts";
+import { eventJson } from "./event-json.ts";
 import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 import { type AuditSink, SinkWriteError } from "./sink.ts";
 
@@ -303,7 +304,7 @@ export class SinkQueue {
     if (file !== undefined) {
       try {
         await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-        await appendFile(file, events.map((event) => `${JSON.stringify(event)}\n`).join(""), { mode: 0o600 });
+        await appendFile(file, events.map((event) => `${eventJson(event)}\n`).join(""), { mode: 0o600 });
       } catch (writeError) {
         this.#options.onError(this.name, writeError);
       }

@@ -47,12 +47,26 @@ function summaryOf(event: ChainedAuditEvent): string {
   return parts.join(" ");
 }
 
+/**
+ * `svc.audit.<field>`, made once per field name: a key built per event is a concatenated string the protobuf writer
+ * must flatten every time (~0.8 µs of ~6 µs per event serialised). Bounded by the event's field names, a fixed set.
+ */
+const attributeKeys = new Map<string, string>();
+function attributeKey(field: string): string {
+  let key = attributeKeys.get(field);
+  if (key === undefined) {
+    key = `svc.audit.${field}`;
+    attributeKeys.set(field, key);
+  }
+  return key;
+}
+
 /** Every field of the event, null ones left out (OTLP attributes have no null). */
 function auditAttributes(event: ChainedAuditEvent): LogAttributes {
   const attributes: LogAttributes = {};
   for (const [field, value] of Object.entries(event)) {
     if (value === null || value === undefined) continue;
-    attributes[`svc.audit.${field}`] = value as LogAttributes[string];
+    attributes[attributeKey(field)] = value as LogAttributes[string];
   }
   return attributes;
 }

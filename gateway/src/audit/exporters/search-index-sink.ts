@@ -4,6 +4,7 @@
 // retries. Messages name the exporter and what failed, never the api_key.
 import { errors } from "@elastic/elasticsearch";
 import type { ChainedAuditEvent } from "../audit-event.ts";
+import { eventJson } from "../event-json.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
 import { retryAfterMs } from "./retry-after.ts";
 import {
@@ -122,7 +123,9 @@ export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
 
     const sent: ChainedAuditEvent[] = [];
     const refused: ItemFailure[] = [];
-    const operations: unknown[] = [];
+    // Both lines of each item as JSON text: the client passes strings through as they are, so the event's text is
+    // the one already made for the spool (event-json.ts), not a second serialisation.
+    const operations: string[] = [];
     for (const event of batch) {
       const index = dailyIndexName(config.index_prefix, event);
       if (index === undefined) {
@@ -134,7 +137,7 @@ export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
         continue;
       }
       sent.push(event);
-      operations.push({ index: { _index: index, _id: event.hash } }, event);
+      operations.push(JSON.stringify({ index: { _index: index, _id: event.hash } }), eventJson(event));
     }
 
     const retryable: ItemFailure[] = [];
