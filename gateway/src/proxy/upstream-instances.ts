@@ -8,11 +8,16 @@
 // One address (an IP literal, a ClusterIP, a balancer) is one instance: nothing to pin.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
 
 const RESOLVE_EVERY_MS = 5_000;
 /** A host with more addresses than this is cut to the first ones: every instance is a pool. */
 export const MAX_INSTANCES = 64;
+
+/** What of a route says where its instances are: its origin, or the list SVC_UPSTREAM_INSTANCES_<SERVER> gave. */
+export interface InstanceSource {
+  readonly origin: string;
+  readonly instanceOrigins?: readonly string[];
+}
 
 export type LookupAll = (host: string) => Promise<readonly { address: string; family: number }[]>;
 
@@ -27,7 +32,7 @@ export class UpstreamInstances {
   }
 
   /** The route's instance origins; one element when there is nothing to choose between. */
-  async originsOf(route: UpstreamRoute): Promise<readonly string[]> {
+  async originsOf(route: InstanceSource): Promise<readonly string[]> {
     if (route.instanceOrigins !== undefined) return route.instanceOrigins;
     const url = new URL(route.origin);
     const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
