@@ -2,23 +2,20 @@
 // the exporter's spool, the process is killed with SIGKILL, and every event it spooled comes back out of the spool,
 // in chain order, counted by (instance, seq). The replay uses the audit log in-process with a plain sink of the same
 // name: this checks the spool the gateway left behind, whichever exporter module wrote to it.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { afterAll, expect, test, vi } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
+import { spawnGateway } from "../conformance/spawn-gateway.ts";
 import { connectClient } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
-
-const BIN = fileURLToPath(new URL("../../bin/svc-gateway.js", import.meta.url));
 
 let child: ChildProcess | undefined;
 let upstream: Upstream | undefined;
@@ -66,31 +63,25 @@ exporters:
       timeout: 5
 `,
   );
-  child = spawn(
-    process.execPath,
-    [BIN, "start", "--config", configPath, "--port", "0", "--host", "127.0.0.1"],
-    {
-      env: {
-        ...process.env,
-        LOG_LEVEL: "info",
-        SVC_ALLOW_ANONYMOUS: "true",
-        SVC_CONFIG_POLL_SECONDS: "0",
-        SVC_AUDIT_FILE: join(dir, "audit.jsonl"),
-        SVC_AUDIT_SPOOL_DIR: spool,
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+  const logFile = join(dir, "gateway.log");
+  const gateway = await spawnGateway(configPath, {
+    logFile,
+    env: {
+      LOG_LEVEL: "info",
+      SVC_CONFIG_POLL_SECONDS: "0",
+      SVC_AUDIT_FILE: join(dir, "audit.jsonl"),
+      SVC_AUDIT_SPOOL_DIR: spool,
     },
-  );
+  });
+  child = gateway.process;
+  const listening = (await readFile(logFile, "utf8"))
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { msg?: string; exporters?: string[] })
+    .find((line) => line.msg === "listening");
+  expect(listening?.exporters).toEqual(["search_index:es"]);
   const exited = once(child, "exit");
-  let url: string | undefined;
-  for await (const text of createInterface({ input: child.stdout as NodeJS.ReadableStream })) {
-    const line = JSON.parse(text) as { msg?: string; url?: string; exporters?: string[] };
-    if (line.msg === "listening") {
-      expect(line.exporters).toEqual(["search_index:es"]);
-      url = line.url;
-      break;
-    }
-  }
+  const url = gateway.url;
   const { client } = await connectClient(`${url}/up/mcp`);
   const calls = 20;
   for (let i = 0; i < calls; i++) await client.callTool({ name: "echo", arguments: { text: `call ${i}` } });
