@@ -5,10 +5,10 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../test/helpers/processes.ts";
 
 const TARGETS = { reloadMs: 1000, buildProdMs: 5000, bundleBytes: 3 * 1024 * 1024 };
 const RELOADS = Number(process.env.BENCH_RELOADS ?? 5);
@@ -22,18 +22,6 @@ if (!existsSync(CLI)) {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function svc(args: string[], cwd: string): { code: number | null; output: string; ms: number } {
   const started = performance.now();
