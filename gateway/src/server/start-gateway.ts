@@ -283,7 +283,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       inFlight--;
       if (inFlight === 0) onIdle?.();
     });
-    if (stopping) res.setHeader("connection", "close");
+    // From the start of a drain every response asks the client to reconnect, so keep-alive connections move to
+    // another replica while this one still serves; the idle ones left are closed only when it stops.
+    if (draining) res.setHeader("connection", "close");
     void listener(req, res);
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts (60 s)

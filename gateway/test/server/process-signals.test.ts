@@ -107,6 +107,8 @@ test("SIGHUP reloads; SIGTERM drains while a streaming call completes, then exit
   const readiness = await request(`${url}/readiness`);
   expect(readiness.statusCode).toBe(503);
   expect(await readiness.body.json()).toMatchObject({ status: "not ready", draining: true });
+  // Still served during the drain delay, but every response sends the client's keep-alive connection elsewhere.
+  expect(readiness.headers.connection).toBe("close");
 
   // After the drain delay the gateway stops accepting, but the call in flight goes on.
   await logs.next((line) => line.msg === "stopped accepting connections");
