@@ -31,6 +31,7 @@ import { startTelemetry, type Telemetry } from "../telemetry/start-telemetry.ts"
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
+import { ConnectionDrain, IDLE_CONNECTION_GRACE_MS } from "./connection-drain.ts";
 import { healthAnswer, readinessAnswer } from "./health.ts";
 import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
@@ -218,7 +219,6 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
 
   let draining = false;
-  let stopping = false;
   const app = createGatewayApp({
     groupSync,
     affinity: {
@@ -273,22 +273,17 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       }),
   });
 
-  // In-flight requests (streams included) are counted at the socket level, so drain knows when it is done.
-  let inFlight = 0;
-  let onIdle: (() => void) | undefined;
   const listener = getRequestListener(app.fetch);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    inFlight++;
-    res.once("close", () => {
-      inFlight--;
-      if (inFlight === 0) onIdle?.();
-    });
+    connections.track(req, res);
     // From the start of a drain every response asks the client to reconnect, so keep-alive connections move to
-    // another replica while this one still serves; the idle ones left are closed only when it stops.
+    // another replica while this one still serves.
     if (draining) res.setHeader("connection", "close");
     void listener(req, res);
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts (60 s)
+  // In-flight requests (streams included) and open connections, counted at the socket level for the drain.
+  const connections = new ConnectionDrain(server);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -386,7 +381,6 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   /** `auditDeadlineMs`: how long the audit sinks may go on delivering; what is left stays in the exporters' spools. */
   const shutdown = async (force: boolean, auditDeadlineMs: number): Promise<void> => {
     watcher?.close();
-    stopping = true;
     server.close();
     if (force) {
       server.closeAllConnections();
@@ -412,23 +406,27 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       logger.info("draining", { delay_ms: settings.drainDelayMs, timeout_ms: settings.drainTimeoutMs });
       // Keep serving while endpoints (Services, load balancers) notice readiness is 503.
       await Promise.race([sleep(Math.min(settings.drainDelayMs, settings.drainTimeoutMs)), forced]);
-      stopping = true;
-      server.close();
-      server.closeIdleConnections();
+      connections.stopAccepting();
       // GET notification streams never end by themselves; the client resumes elsewhere with Last-Event-ID.
       const closedStreams = streams.closeAll("get");
       logger.info("stopped accepting connections", {
-        in_flight: inFlight,
+        in_flight: connections.inFlight,
         closed_get_streams: closedStreams,
       });
-      const idle = new Promise<boolean>((resolve) => {
-        if (inFlight === 0) resolve(true);
-        onIdle = () => resolve(true);
-      });
-      const remaining = Math.max(0, settings.drainTimeoutMs - (Date.now() - started));
-      const finished = await Promise.race([idle, sleep(remaining).then(() => false), forced]);
+      const remaining = () => Math.max(0, settings.drainTimeoutMs - (Date.now() - started));
+      const finished = await Promise.race([connections.requestsDone(remaining()), forced]);
       if (!finished)
-        logger.warn("drain timeout reached; closing remaining connections", { in_flight: inFlight });
+        logger.warn("drain timeout reached; closing remaining connections", {
+          in_flight: connections.inFlight,
+        });
+      // Idle keep-alive connections get a short grace to be closed by their clients (no request lost to a close
+      // racing a reuse); the rest are closed by the server.
+      if (finished && connections.openConnections > 0) {
+        const grace = Math.min(IDLE_CONNECTION_GRACE_MS, remaining());
+        const closedByClients = await Promise.race([connections.connectionsClosed(grace), forced]);
+        if (!closedByClients) logger.info("closing idle connections", { open: connections.openConnections });
+      }
+      server.closeIdleConnections();
       // The audit sinks get what is left of the drain deadline (at least 1 s, so stdout and the file get flushed).
       await shutdown(!finished, Math.max(1000, settings.drainTimeoutMs - (Date.now() - started)));
       logger.info("drained", { forced: !finished, duration_ms: Date.now() - started });
