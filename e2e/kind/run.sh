@@ -30,6 +30,7 @@ diagnostics() {
   kubectl logs -n "$NS" -l app.kubernetes.io/component=operator --all-containers --tail=-1 >"$DIAG/operator.log" 2>&1 || true
   kubectl logs -n "$NS" -l app.kubernetes.io/component=gateway --all-containers --tail=-1 >"$DIAG/gateway.log" 2>&1 || true
   kubectl logs -n "$NS" -l app.kubernetes.io/name=svc-e2e-idp --tail=-1 >"$DIAG/identity-provider.log" 2>&1 || true
+  kubectl logs -n "$NS" pod/svc-e2e-traffic >"$DIAG/traffic.log" 2>&1 || true
   kubectl get configmap -n "$NS" svc-gateway-config -o yaml >"$DIAG/gateway-config.yaml" 2>&1 || true
   tail -n 50 "$DIAG"/*.log || true
   cat "$DIAG/custom-resources.yaml" || true
@@ -59,7 +60,8 @@ docker build -f operator/Dockerfile -t svc-operator:e2e .
 (cd "$WORK/hello-tools" && "$NODE" "$ROOT/framework/bin/svc.js" build prod)
 docker build -f e2e/kind/framework-server.Dockerfile -t svc-e2e-hello:e2e "$WORK/hello-tools"
 docker build -f e2e/kind/identity-provider.Dockerfile -t svc-e2e-idp:e2e .
-kind load docker-image --name "$CLUSTER" svc-gateway:e2e svc-operator:e2e svc-e2e-hello:e2e svc-e2e-idp:e2e
+docker build -f e2e/kind/traffic.Dockerfile -t svc-e2e-traffic:e2e .
+kind load docker-image --name "$CLUSTER" svc-gateway:e2e svc-operator:e2e svc-e2e-hello:e2e svc-e2e-idp:e2e svc-e2e-traffic:e2e
 
 log "helm install"
 # The examples bring their own McpGateway (named like the release), so the chart does not create one.
@@ -129,5 +131,20 @@ grep -q 'nowhere' "$WORK/broken.txt"
 "${CHECK[@]}" "${AS_ENGINEER[@]}" --tool hello --args '{"name":"still"}' --expect still
 kubectl delete -f e2e/kind/broken-server.yaml
 kubectl wait -n "$NS" --for=condition=Accepted mcpgateway/svc-gateway --timeout=120s
+
+log "a rolling restart under traffic: not one failed call (maxSurge 1, maxUnavailable 0, preStop, drain)"
+kubectl create secret generic svc-e2e-traffic -n "$NS" --dry-run=client -o yaml \
+  --from-literal=client="$ENGINEER" | kubectl apply -f -
+kubectl apply -f e2e/kind/traffic.yaml
+for _ in $(seq 1 120); do kubectl logs -n "$NS" pod/svc-e2e-traffic 2>/dev/null | grep -q 'traffic flowing' && break; sleep 1; done
+kubectl logs -n "$NS" pod/svc-e2e-traffic | grep 'traffic flowing'
+OLD_GATEWAY_PODS=$(kubectl get pods -n "$NS" -l app.kubernetes.io/component=gateway -o name)
+kubectl rollout restart -n "$NS" deployment/svc-gateway
+kubectl rollout status -n "$NS" deployment/svc-gateway --timeout=300s
+# rollout status returns while the old pods may still drain: the traffic runs until they are gone.
+kubectl wait -n "$NS" --for=delete $OLD_GATEWAY_PODS --timeout=120s || ! kubectl get -n "$NS" $OLD_GATEWAY_PODS >/dev/null 2>&1
+kubectl exec -n "$NS" pod/svc-e2e-traffic -- node -e 'require("fs").writeFileSync("/tmp/stop", "")'
+kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded pod/svc-e2e-traffic --timeout=120s
+kubectl logs -n "$NS" pod/svc-e2e-traffic | tail -n 1
 
 log "e2e on kind passed"

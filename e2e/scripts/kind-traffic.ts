@@ -69,9 +69,12 @@ const fail = (message: string) => {
   if (errors.size < MAX_ERROR_EXAMPLES) errors.add(message.slice(0, 300));
 };
 
-const stopWatch = setInterval(() => {
-  if (existsSync(stopFile) || Date.now() > deadline) stopRequested = true;
-}, 200);
+/** Polled between calls (a cheap stat), so a worker stops promptly whatever the event loop is busy with. */
+const shouldStop = () => {
+  stopRequested ||= Date.now() > deadline || existsSync(stopFile);
+  return stopRequested;
+};
+const pause = () => new Promise((resolve) => setTimeout(resolve, pauseMs));
 
 async function session(): Promise<void> {
   const token = await clientCredentialsToken({
@@ -86,7 +89,7 @@ async function session(): Promise<void> {
   });
   await client.connect(transport);
   try {
-    for (let index = 0; index < Number(values["calls-per-session"]) && !stopRequested; index++) {
+    for (let index = 0; index < Number(values["calls-per-session"]) && !shouldStop(); index++) {
       const result = await client.callTool({ name: values.tool as string, arguments: toolArgs });
       const text = JSON.stringify(result.content);
       if (result.isError || (values.expect !== undefined && !text.includes(values.expect))) {
@@ -95,7 +98,7 @@ async function session(): Promise<void> {
       }
       calls++;
       if (calls === 1) process.stdout.write(`kind-traffic: ${endpoint}: traffic flowing\n`);
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await pause();
     }
     // Ended with DELETE, as a well-behaved client ends its session: the gateway caps open sessions per user.
     await transport.terminateSession();
@@ -105,17 +108,18 @@ async function session(): Promise<void> {
 }
 
 async function worker(): Promise<void> {
-  while (!stopRequested) {
-    // A session that fails to open or breaks mid-way is a failed call, like one refused outright.
-    await session().catch((error: Error) => {
+  while (!shouldStop()) {
+    // A session that fails to open or breaks mid-way is a failed call, like one refused outright; the worker
+    // pauses before the next attempt rather than spinning on a gateway that is down.
+    await session().catch(async (error: Error) => {
       const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
       fail(`${error.message}${cause}`);
+      await pause();
     });
   }
 }
 
 await Promise.all(Array.from({ length: Number(values.workers) }, () => worker()));
-clearInterval(stopWatch);
 
 const summary = { endpoint: endpoint.href, calls, failed, errors: [...errors] };
 process.stdout.write(`${JSON.stringify(summary)}\n`);

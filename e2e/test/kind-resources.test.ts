@@ -26,12 +26,13 @@ const read = (path: string) => readResources(join(repoRoot, path));
 const problemsOf = (resources: Resource[]) => renderAll(resources).problems.map(formatResourceProblem);
 
 describe("the kind e2e's resources", () => {
-  it("applies the operator examples, the identity provider and the e2e server, then the broken one", () => {
+  it("applies the operator examples, the identity provider and the e2e server, then the broken one, then the traffic", () => {
     expect(appliedPaths).toEqual([
       "e2e/kind/identity-provider.yaml",
       "operator/examples/",
       "e2e/kind/resources.yaml",
       BROKEN,
+      "e2e/kind/traffic.yaml",
     ]);
     expect(patches.length).toBeGreaterThanOrEqual(3);
   });

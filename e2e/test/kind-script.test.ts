@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { repoRoot } from "./support/paths.ts";
 
 // The kind e2e cannot run here (no Docker); what can be checked without a cluster is checked here: the
@@ -55,6 +55,7 @@ describe("kind e2e script", () => {
       "gateway/Dockerfile",
       "operator/Dockerfile",
       "e2e/kind/identity-provider.Dockerfile",
+      "e2e/kind/traffic.Dockerfile",
     ]);
     for (const dockerfile of builds) {
       const text = readFileSync(join(repoRoot, dockerfile), "utf8");
@@ -76,5 +77,41 @@ describe("kind e2e script", () => {
         expect(excluded, `${dockerfile}: COPY ${source} is excluded by its .dockerignore`).toBe(false);
       }
     }
+  });
+
+  it("runs the traffic Pod with options the traffic script knows and the Secret the script creates", () => {
+    const pod = parse(readFileSync(join(repoRoot, "e2e", "kind", "traffic.yaml"), "utf8")) as {
+      spec: {
+        containers: {
+          image: string;
+          args: string[];
+          env: { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }[];
+        }[];
+      };
+    };
+    const [container] = pod.spec.containers;
+    const trafficScript = readFileSync(join(repoRoot, "e2e", "scripts", "kind-traffic.ts"), "utf8");
+    const options = container?.args.filter((arg) => arg.startsWith("--")) ?? [];
+    expect(options).toContain("--stop-file");
+    for (const option of options) {
+      const name = option.slice(2);
+      expect(trafficScript.includes(`"${name}": {`) || trafficScript.includes(`  ${name}: {`), option).toBe(
+        true,
+      );
+    }
+    // The stop file run.sh creates is the one the Pod watches.
+    const stopFile = container?.args[(container?.args.indexOf("--stop-file") ?? 0) + 1] ?? "";
+    expect(script).toContain(`writeFileSync("${stopFile}"`);
+    // Its credentials come from the Secret run.sh creates, under the key it writes.
+    const secretRef = container?.env.find((variable) => variable.name === "TRAFFIC_CLIENT")?.valueFrom
+      .secretKeyRef;
+    expect(script).toContain(`kubectl create secret generic ${secretRef?.name} -n "$NS"`);
+    expect(script).toContain(`--from-literal=${secretRef?.key}="$ENGINEER"`);
+    expect(container?.args).toContain("$(TRAFFIC_CLIENT)");
+    // The image run.sh builds and loads, with the script the local rolling-restart test runs.
+    expect(script).toContain(`-t ${container?.image} .`);
+    expect(readFileSync(join(repoRoot, "e2e", "kind", "traffic.Dockerfile"), "utf8")).toContain(
+      "COPY e2e/scripts/kind-traffic.ts e2e/scripts/",
+    );
   });
 });

@@ -16,7 +16,13 @@ export type KindStep =
   | { step: "patch"; kind: string; name: string; patch: unknown }
   | { step: "wait"; kind: string; name: string | "--all"; condition: string; status: "True" | "False" }
   | { step: "wait-reason"; kind: string; name: string; condition: string; reason: string }
-  | { step: "rollout"; deployment: string };
+  | { step: "rollout"; deployment: string }
+  | { step: "rollout-restart"; deployment: string }
+  /** The old gateway pods of a rolling restart are gone (their drain is over). */
+  | { step: "wait-old-pods-deleted" }
+  /** The in-cluster traffic generator (a Pod running e2e/scripts/kind-traffic.ts) is told to stop, then succeeds. */
+  | { step: "traffic-stop"; pod: string }
+  | { step: "traffic-succeeded"; pod: string };
 
 export const kindScriptPath = join(repoRoot, "e2e", "kind", "run.sh");
 
@@ -90,6 +96,19 @@ const STEP_SHAPES: [RegExp, (match: string[]) => KindStep][] = [
   [
     /^kubectl rollout status -n "\$NS" deployment\/(\S+) --timeout=\d+s$/,
     ([, deployment]) => ({ step: "rollout", deployment: deployment as string }),
+  ],
+  [
+    /^kubectl rollout restart -n "\$NS" deployment\/(\S+)$/,
+    ([, deployment]) => ({ step: "rollout-restart", deployment: deployment as string }),
+  ],
+  [/^kubectl wait -n "\$NS" --for=delete \$OLD_GATEWAY_PODS .*/, () => ({ step: "wait-old-pods-deleted" })],
+  [
+    /^kubectl exec -n "\$NS" pod\/(\S+) -- .*stop.*$/,
+    ([, pod]) => ({ step: "traffic-stop", pod: pod as string }),
+  ],
+  [
+    /^kubectl wait -n "\$NS" --for=jsonpath='\{\.status\.phase\}'=Succeeded pod\/(\S+) --timeout=\d+s$/,
+    ([, pod]) => ({ step: "traffic-succeeded", pod: pod as string }),
   ],
 ];
 
