@@ -41,7 +41,8 @@ if (
   process.exit(2);
 }
 const endpoint = new URL(`${values.url}/${values.server}/mcp`);
-const deadline = Date.now() + Number(values.timeout) * 1000;
+const started = Date.now();
+const deadline = started + Number(values.timeout) * 1000;
 
 /** `Authorization` for this attempt: a new client_credentials token, or none without --token-url. */
 async function authorization(): Promise<Record<string, string>> {
@@ -95,4 +96,5 @@ if (!met) {
   );
   process.exit(1);
 }
-process.stdout.write(`kind-mcp-check: ${endpoint}: ok (${last.slice(0, 200)})\n`);
+const elapsed = ((Date.now() - started) / 1000).toFixed(1);
+process.stdout.write(`kind-mcp-check: ${endpoint}: ok after ${elapsed} s (${last.slice(0, 200)})\n`);

@@ -79,6 +79,19 @@ beforeAll(async () => {
       },
     },
   });
+  // One of its pods, as the Deployment controller would have made it, and a pod of something else.
+  api.put({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "main-7d9c-abcde", namespace: NS, labels: { app: "gateway" } },
+    spec: { containers: [{ name: "gateway", image: "svc-gateway:dev" }] },
+  });
+  api.put({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "other", namespace: NS, labels: { app: "other" } },
+    spec: { containers: [{ name: "other", image: "other:dev" }] },
+  });
   operator = await startOperator({
     server: api.url,
     leaseNamespace: NS,
@@ -222,6 +235,20 @@ describe("controller", () => {
       expect(configYaml().servers[1]).toMatchObject({ rbac_mode: "deny", denied_groups: ["eng"] }),
     );
     await waitFor(() => expect(statusOf("McpServer", "remote").observedGeneration).toBe(2));
+  });
+
+  it("tells the gateway's pods of every new configuration with a hash annotation, so the kubelet remounts it now", async () => {
+    const podMetadata = (pod: string) => (api.get("Pod", NS, pod)?.metadata ?? {}) as JsonObject;
+    const hashOf = (pod: string) =>
+      (podMetadata(pod).annotations as Record<string, string> | undefined)?.["mcp.svc.dev/config-hash"];
+    await waitFor(() => expect(hashOf("main-7d9c-abcde")).toMatch(/^[0-9a-f]{16}$/));
+    const before = hashOf("main-7d9c-abcde");
+    api.put(server("remote", { url: "http://remote.example/mcp", idp: "corp", description: "changed" }));
+    await waitFor(() => expect(configYaml().servers[1]).toMatchObject({ description: "changed" }));
+    await waitFor(() => expect(hashOf("main-7d9c-abcde")).not.toBe(before));
+    // Only the gateway Deployment's pods, and their other metadata untouched.
+    expect(hashOf("other")).toBeUndefined();
+    expect(podMetadata("main-7d9c-abcde").labels).toEqual({ app: "gateway" });
   });
 
   it("keeps the last valid ConfigMap and reports Accepted=False with the validator's message", async () => {

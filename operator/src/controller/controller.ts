@@ -17,6 +17,7 @@ import { type Resource, type ResourceRef, refKey } from "../render/resources.ts"
 import { derivedServerUrl, renderServerWorkload, serverDeploymentOf } from "../render/server-workload.ts";
 import { Backoff, type BackoffSchedule, WATCH_BACKOFF } from "./backoff.ts";
 import { buildStatus, type ConditionInput, sameStatus } from "./conditions.ts";
+import { ConfigNudge, configHash } from "./config-nudge.ts";
 import { conditionEvents, eventObject } from "./events.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
@@ -73,6 +74,7 @@ export class Controller {
   private readonly queue: WorkQueue;
   private readonly results = new Map<string, GatewayResult>();
   private readonly fingerprints = new Map<string, string>();
+  private readonly configNudge: ConfigNudge;
   private readonly caches: Record<
     Kind | "ownedDeployments" | "ownedServices" | "ownedConfigMaps" | "gatewayDeployments",
     Cache
@@ -88,6 +90,7 @@ export class Controller {
     this.options = options;
     this.kube = options.kube;
     this.log = options.log;
+    this.configNudge = new ConfigNudge(this.kube, this.log);
     this.queue = new WorkQueue(
       (key) => this.reconcile(key),
       options.backoff ?? { baseDelayMs: 500, maxDelayMs: 5 * 60_000 },
@@ -310,6 +313,8 @@ export class Controller {
       deployment ??= await this.kube.read("apps/v1", "Deployment", namespace, settings.deploymentName);
       // Only patch a Deployment that exists: an apply would otherwise create a half Deployment.
       if (deployment) await this.kube.apply(render.gatewayEnvPatch);
+      // The kubelet would refresh the mounted file in a minute or two; a pod annotation makes it seconds.
+      await this.configNudge.nudge(deployment, configHash(render.configMap.data as Record<string, string>));
       result.applied = members;
       this.log.info("gateway configuration applied", {
         gateway: key,

@@ -125,6 +125,36 @@ export class KubeClient {
     await this.objects.create(object as KubernetesObject);
   }
 
+  /** Names of the pods in `namespace` whose labels include every one of `matchLabels`. */
+  async listPodNames(namespace: string, matchLabels: Record<string, string>): Promise<string[]> {
+    const labelSelector = Object.entries(matchLabels)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(",");
+    const list = await this.objects.list(
+      "v1",
+      "Pod",
+      namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      labelSelector,
+    );
+    return list.items.map((pod) => String(pod.metadata?.name));
+  }
+
+  /** Sets annotations on a pod (JSON merge patch of its metadata; other annotations stay). */
+  async annotatePod(namespace: string, name: string, annotations: Record<string, string>): Promise<void> {
+    await this.objects.patch(
+      { apiVersion: "v1", kind: "Pod", metadata: { name, namespace, annotations } },
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  }
+
   /** Replaces status wholesale (merge patch of `{ status }`; lists in a merge patch replace). */
   async patchStatus(
     kind: Kind,

@@ -66,6 +66,7 @@ export const builtinResourceTypes: FakeResourceType[] = [
     namespaced: false,
     statusSubresource: true,
   },
+  { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true, statusSubresource: true },
   {
     group: "apps",
     version: "v1",
