@@ -81,3 +81,10 @@ fsGroup: 10001
 seccompProfile:
   type: RuntimeDefault
 {{- end }}
+
+{{- /* The URL clients use: gateway.publicUrl, else the Ingress host (https with a TLS Secret); empty without both. */}}
+{{- define "svc-gateway.publicUrl" -}}
+{{- if .Values.gateway.publicUrl }}{{ .Values.gateway.publicUrl }}
+{{- else if and .Values.gateway.ingress.enabled .Values.gateway.ingress.host }}{{ ternary "https" "http" (ne .Values.gateway.ingress.tls.secretName "") }}://{{ .Values.gateway.ingress.host }}
+{{- end }}
+{{- end }}
