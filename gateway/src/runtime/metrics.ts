@@ -328,6 +328,7 @@ export class GatewayMetrics {
           "Resident memory size in bytes.",
           new Map([["", process.memoryUsage.rss()]]),
         ),
+        ...this.#memoryFamilies(scalar),
         scalar(
           "nodejs_eventloop_delay_max_seconds",
           "gauge",
@@ -336,6 +337,48 @@ export class GatewayMetrics {
         ),
       ],
     };
+  }
+
+  /**
+   * Where resident memory goes, so a growing RSS can be told apart: the V8 heap (objects), external memory (Buffers
+   * and other memory V8 objects hold outside the heap) and, of that, ArrayBuffers. The rest of RSS is code (the Node
+   * binary, native addons, compiled code) and allocator slack.
+   */
+  #memoryFamilies(
+    scalar: (
+      name: string,
+      type: "counter" | "gauge",
+      help: string,
+      series: Map<string, number>,
+    ) => ScalarFamily,
+  ): ScalarFamily[] {
+    const usage = process.memoryUsage();
+    return [
+      scalar(
+        "nodejs_heap_size_used_bytes",
+        "gauge",
+        "V8 heap in use, in bytes.",
+        new Map([["", usage.heapUsed]]),
+      ),
+      scalar(
+        "nodejs_heap_size_total_bytes",
+        "gauge",
+        "V8 heap reserved, in bytes.",
+        new Map([["", usage.heapTotal]]),
+      ),
+      scalar(
+        "nodejs_external_memory_bytes",
+        "gauge",
+        "Memory held by V8 objects outside the heap (Buffers included), in bytes.",
+        new Map([["", usage.external]]),
+      ),
+      scalar(
+        "nodejs_array_buffers_bytes",
+        "gauge",
+        "ArrayBuffer and Buffer memory (part of the external memory), in bytes.",
+        new Map([["", usage.arrayBuffers]]),
+      ),
+    ];
   }
 
   /** Per audit sink (stdout, file, `<type>:<name>` for exporters): what was delivered, failed, waits, was lost. */
