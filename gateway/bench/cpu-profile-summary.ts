@@ -1,5 +1,5 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): self time by function and by module, the largest first, as
-// percentages of the busy (non-idle) sampled time, and who calls the costliest native functions. Only the last
+// percentages of the busy (neither idle nor socket-write) sampled time, and who calls the costliest native functions. Only the last
 // `lastSeconds` of the profile count when given (the load window, without the process's start-up).
 // Usage: node cpu-profile-summary.ts <file.cpuprofile> [top N, default 25] [last seconds]
 import { readFileSync } from "node:fs";
@@ -44,6 +44,7 @@ export function summarise(profile: CpuProfile, top: number, lastSeconds?: number
   });
   let total = 0;
   let idle = 0;
+  let socketWrites = 0;
   const byFunction = new Map<string, number>();
   const byModule = new Map<string, number>();
   // Native functions (no script URL) by their JavaScript caller: which code pays for the syscall.
@@ -53,6 +54,12 @@ export function summarise(profile: CpuProfile, top: number, lastSeconds?: number
     if (!frame) continue;
     if (frame.functionName === "(idle)") {
       idle += us;
+      continue;
+    }
+    // The sampler records wall time: a thread preempted inside a socket write (the write wakes the peer) keeps
+    // being sampled there, so on a loaded machine writev's share says more about the machine than the code.
+    if (frame.url === "" && frame.functionName === "writev") {
+      socketWrites += us;
       continue;
     }
     total += us;
@@ -76,6 +83,24 @@ export function summarise(profile: CpuProfile, top: number, lastSeconds?: number
     const module = moduleOf(frame.url);
     byModule.set(module, (byModule.get(module) ?? 0) + us);
   }
+  // Inclusive time (self plus callees) of the gateway's own functions and the libraries' entry points: what each
+  // stage of the request path costs with everything it calls.
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    if (byId.get(id)?.callFrame.functionName === "(idle)") continue;
+    const counted = new Set<string>();
+    if (byId.get(id)?.callFrame.functionName === "writev") continue;
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (!frame?.url) continue;
+      const module = moduleOf(frame.url);
+      if (!module.startsWith("src/") && !["hono", "@hono/node-server", "undici"].includes(module)) continue;
+      const name = frameName(frame);
+      if (counted.has(name)) continue;
+      counted.add(name);
+      inclusive.set(name, (inclusive.get(name) ?? 0) + us);
+    }
+  }
   const table = (title: string, entries: Map<string, number>) =>
     [
       title,
@@ -85,10 +110,11 @@ export function summarise(profile: CpuProfile, top: number, lastSeconds?: number
         .map(([name, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`),
     ].join("\n");
   return [
-    `busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms (percentages are of busy time)`,
+    `busy ${(total / 1000).toFixed(0)} ms (percentages are of this), socket writev ${(socketWrites / 1000).toFixed(0)} ms (left out: wall time in the syscall; /proc's system time is the real figure), idle ${(idle / 1000).toFixed(0)} ms`,
     table("self time by module:", byModule),
     table("self time by function:", byFunction),
     table("native self time by caller:", nativeCallers),
+    table("inclusive time of gateway functions and library entry points:", inclusive),
   ].join("\n\n");
 }
 

@@ -27,7 +27,8 @@
 // Options (environment): BENCH_SECONDS (per measurement, default 1.5), BENCH_ROUNDS (default 3),
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
 // BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
-// BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60), BENCH_USERS (users with their own token on the secured path,
+// BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
+// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for the plain gateway's process, e.g. V8 heap flags), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -214,7 +215,14 @@ async function main(): Promise<void> {
       "fast-json": `${fastUpstream.url}/json/mcp`,
       "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    gateway = await spawnGateway(config);
+    // BENCH_GATEWAY_NODE_OPTIONS: V8 flags for the plain gateway only, e.g. --max-semi-space-size=8 (memory vs CPU).
+    const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS;
+    gateway = await spawnGateway(
+      config,
+      gatewayNodeOptions ? { env: { NODE_OPTIONS: gatewayNodeOptions } } : {},
+    );
+    if (gatewayNodeOptions)
+      console.log(`gateway and fast-gateway run with NODE_OPTIONS=${gatewayNodeOptions}`);
     secured = await startSecuredGateway(dir, upstream.url, users);
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     receivers = await startExportReceivers(dir);
