@@ -5,9 +5,8 @@
 //   /json/mcp  a JSON response
 //   /sse/mcp   an SSE stream carrying the one response
 // Stateless (no session id). Run as its own process: prints {"msg":"listening","url":"http://127.0.0.1:<port>"}.
-import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { serveUpstream } from "./serve-upstream.ts";
 
 interface JsonRpcRequest {
   jsonrpc?: string;
@@ -112,18 +111,4 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     .end(`event: message\ndata: ${text}\n\n`);
 }
 
-const server = createServer((req, res) => {
-  handle(req, res).catch((error: unknown) => {
-    if (!res.headersSent) res.writeHead(500).end(String(error));
-    else res.destroy();
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(Number(process.argv[2] ?? 0), "127.0.0.1");
-await once(server, "listening");
-const { port } = server.address() as AddressInfo;
-console.log(JSON.stringify({ msg: "listening", url: `http://127.0.0.1:${port}` }));
-process.once("SIGTERM", () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+await serveUpstream(handle);

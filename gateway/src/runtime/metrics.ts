@@ -91,6 +91,14 @@ export type UpstreamErrorKind =
   | "content_encoding"
   | "too_large";
 
+/** Builds one scalar family from its series (snapshot() passes it to the helpers that add families). */
+type ScalarBuilder = (
+  name: string,
+  type: "counter" | "gauge",
+  help: string,
+  series: Map<string, number>,
+) => ScalarFamily;
+
 export class GatewayMetrics {
   readonly #requests = new Map<string, number>();
   readonly #latency = new Map<string, HistogramSeries>();
@@ -239,12 +247,7 @@ export class GatewayMetrics {
    * (telemetry/otel-metrics.ts) read, so the two never disagree. Process gauges are read now.
    */
   snapshot(): MetricsSnapshot {
-    const scalar = (
-      name: string,
-      type: "counter" | "gauge",
-      help: string,
-      series: Map<string, number>,
-    ): ScalarFamily => ({
+    const scalar: ScalarBuilder = (name, type, help, series) => ({
       name,
       type,
       help,
@@ -344,14 +347,7 @@ export class GatewayMetrics {
    * and other memory V8 objects hold outside the heap) and, of that, ArrayBuffers. The rest of RSS is code (the Node
    * binary, native addons, compiled code) and allocator slack.
    */
-  #memoryFamilies(
-    scalar: (
-      name: string,
-      type: "counter" | "gauge",
-      help: string,
-      series: Map<string, number>,
-    ) => ScalarFamily,
-  ): ScalarFamily[] {
+  #memoryFamilies(scalar: ScalarBuilder): ScalarFamily[] {
     const usage = process.memoryUsage();
     return [
       scalar(
@@ -382,14 +378,7 @@ export class GatewayMetrics {
   }
 
   /** Per audit sink (stdout, file, `<type>:<name>` for exporters): what was delivered, failed, waits, was lost. */
-  #auditSinkFamilies(
-    scalar: (
-      name: string,
-      type: "counter" | "gauge",
-      help: string,
-      series: Map<string, number>,
-    ) => ScalarFamily,
-  ): ScalarFamily[] {
+  #auditSinkFamilies(scalar: ScalarBuilder): ScalarFamily[] {
     const sinks = this.#auditSinks();
     const perSink = (value: (sink: SinkStatus) => number) =>
       new Map(sinks.map((sink) => [labels({ sink: sink.name }), value(sink)]));
