@@ -24,6 +24,7 @@ import { UpstreamInstances } from "../proxy/upstream-instances.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import { MemoryTrimmer } from "../runtime/memory-trim.ts";
 import { GatewayMetrics } from "../runtime/metrics.ts";
 import { SessionPins } from "../sessions/session-pins.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
@@ -292,7 +293,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
   const listener = getRequestListener(app.fetch);
+  const memory = new MemoryTrimmer();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    memory.requestSeen();
     inFlight++;
     res.once("close", () => {
       inFlight--;
@@ -362,6 +365,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await audit.close(0);
     await auditTarget.close();
     metrics.close();
+    memory.stop();
     throw error;
   }
   applyExporters(reloader.current());
@@ -381,6 +385,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     });
   }
 
+  // Start-up (loading and compiling the sources and the config) leaves garbage and a grown young generation behind.
+  await memory.trim();
   logger.info("listening", {
     url,
     host,
@@ -419,6 +425,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();
     metrics.close();
+    memory.stop();
   };
 
   const drain = (): Promise<void> => {
