@@ -26,19 +26,24 @@ export interface Target {
   headers: Record<string, string>;
   /** When set, requests cycle through these header sets (e.g. one bearer token per simulated user). */
   headerSets?: Record<string, string>[];
+  /** When set, the body of the n-th request (a proxy that keeps one session needs a distinct JSON-RPC id each). */
+  bodyFor?: (n: number) => string;
 }
 
 export async function measure(target: Target, options: LoadOptions): Promise<LoadResult> {
   const url = new URL(target.url);
   const pool = new Pool(url.origin, { connections: options.concurrency, pipelining: 1 });
   let next = 0;
+  let sequence = 0;
   const sets = target.headerSets;
+  const bodyFor = target.bodyFor;
+  const path = `${url.pathname}${url.search}`;
   const send = async (): Promise<boolean> => {
     const response = await pool.request({
-      path: url.pathname,
+      path,
       method: "POST",
       headers: sets === undefined ? target.headers : (sets[next++ % sets.length] ?? target.headers),
-      body: target.body,
+      body: bodyFor === undefined ? target.body : bodyFor(sequence++),
     });
     // Read to the end: for SSE the response is only complete when the stream ends.
     await response.body.text();

@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
 
 const TICKS_PER_SECOND = 100; // USER_HZ; 100 on every Linux architecture Node supports
 
-function children(pid: number): number[] {
+/** The direct children of pid (nginx's worker under its master). */
+export function childPids(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
       .trim()
@@ -28,7 +29,7 @@ function ownCpuMs(pid: number): number {
 export function cpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    return [pid, ...children(pid)].reduce((sum, each) => sum + ownCpuMs(each), 0);
+    return [pid, ...childPids(pid)].reduce((sum, each) => sum + ownCpuMs(each), 0);
   } catch {
     return undefined;
   }

@@ -8,6 +8,12 @@
 //              the request path, so it should keep ≥ 0.9 of secured
 //   scrubbed → the same secured gateway, on a server with PII scrubbing and every recognizer on → upstream
 //   inspected → the same, on a server with scrubbing and the prompt-injection firewall (block, built-in detector)
+// and, in front of a fast upstream (a plain node:http server answering the same messages, no SDK per request: with
+// the SDK upstream the upstream is the bottleneck and every proxy looks close to direct), the proxy's own cost:
+//   fast-direct  → fast upstream
+//   fast-gateway → the same svc-gateway process (its fast-json / fast-sse servers) → fast upstream
+//   fast-nginx   → a second nginx, 1 worker                                         → fast upstream
+//   mcp-proxy, inspector → the JavaScript MCP proxies, HTTP→HTTP (peers.ts; skipped when not installed)
 // for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
 // personal data whose result is 4 KB, in two phases:
 //   throughput: CONCURRENCY keep-alive connections, closed loop  → req/s (and p50/p99 under load)
@@ -15,9 +21,14 @@
 // Ratios are computed against baselines measured in the same run, never against fixed numbers. The paths are
 // measured in alternation, ROUNDS times, and each figure is the median over the rounds: on a shared 2-core
 // machine the background load drifts, and alternating keeps the drift from favouring one path.
+// Then a scaling section (fast gateway and fast nginx at 1, 16, 64 and 256 connections: req/s, p99, CPU/request) and
+// the gateway's memory: idle, under load (largest RSS sampled while loaded, and its heap/external split from
+// /metrics), and BENCH_SETTLE_SECONDS (default 60) after the load stops.
 // Options (environment): BENCH_SECONDS (per measurement, default 1.5), BENCH_ROUNDS (default 3),
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
-// BENCH_JSON=path (also write the results as JSON), BENCH_USERS (users with their own token on the secured path,
+// BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
+// BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
+// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for the plain gateway's process, e.g. V8 heap flags), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,12 +38,45 @@ import { type ExportReceivers, startExportReceivers } from "./export-receivers.t
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
+import { PEERS, type PeerName, type RunningPeer, startPeers } from "./peers.ts";
 import { cpuMs } from "./process-cpu.ts";
+import { type GatewayMemory, gatewayMemory, rssMb } from "./process-memory.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
 import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
 
-type Path = "direct" | "gateway" | "nginx" | "secured" | "exported" | "scrubbed" | "inspected";
-const PATHS = ["direct", "gateway", "nginx", "secured", "exported", "scrubbed", "inspected"] as const;
+type FastPath = "fast-direct" | "fast-gateway" | "fast-nginx";
+type Path =
+  | "direct"
+  | "gateway"
+  | "nginx"
+  | "secured"
+  | "exported"
+  | "scrubbed"
+  | "inspected"
+  | FastPath
+  | PeerName;
+const PATHS: readonly Path[] = [
+  "direct",
+  "gateway",
+  "nginx",
+  "secured",
+  "exported",
+  "scrubbed",
+  "inspected",
+  "fast-direct",
+  "fast-gateway",
+  "fast-nginx",
+  ...PEERS,
+];
+/** Paths in front of the fast upstream and the kinds each is measured on (the peers: the JSON call, the table's row). */
+const FAST_KINDS: Readonly<Partial<Record<Path, readonly Kind[]>>> = {
+  "fast-direct": ["json", "sse"],
+  "fast-gateway": ["json", "sse"],
+  "fast-nginx": ["json", "sse"],
+  "mcp-proxy": ["json"],
+  inspector: ["json"],
+};
+const isPeer = (path: Path): path is PeerName => (PEERS as readonly string[]).includes(path);
 /** Paths through a secured gateway: they need a user's token. */
 const SECURED: ReadonlySet<Path> = new Set(["secured", "exported", "scrubbed", "inspected"]);
 /** Paths measured on the pii workload only (the message inspectors have nothing to do on the others). */
@@ -50,6 +94,8 @@ interface Sample extends LoadResult {
   upstreamCpuUsPerRequest: number;
   /** The export receivers' process (exported path only, else NaN): CPU the same cores spend on what is exported. */
   receiversCpuUsPerRequest: number;
+  /** The proxy's largest resident set sampled during the measurement, MB (NaN for direct). */
+  proxyRssMb: number;
 }
 
 interface Row {
@@ -63,13 +109,21 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const users = Number(process.env.BENCH_USERS ?? 64);
+const settleSeconds = Number(process.env.BENCH_SETTLE_SECONDS ?? 60);
+/** BENCH_ONLY=fast-gateway,fast-nginx measures only those paths (while iterating on one); default every path. */
+const only = process.env.BENCH_ONLY?.split(",").map((each) => each.trim());
+const selected = (path: Path) => only === undefined || only.includes(path);
+const SCALING_CONNECTIONS = [1, 16, 64, 256] as const;
+const SCALING_PATHS = ["fast-gateway", "fast-nginx"] as const;
 
-const body = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "tools/call",
-  params: { name: "echo", arguments: { text: "hello from the bench" } },
-});
+const callWithId = (id: number) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "hello from the bench" } },
+  });
+const body = callWithId(1);
 /** About 1 KB of a support ticket with the personal data tool arguments really carry. */
 const ticket = [
   "hello from the bench: customer Jane Roe (jane.roe@example.com, +1 415 555 0132) reports that card",
@@ -98,7 +152,8 @@ async function verify(path: Path, kind: Kind, target: Target): Promise<void> {
   const response = await fetch(target.url, { method: "POST", headers: target.headers, body: target.body });
   const text = await response.text();
   const contentType = response.headers.get("content-type") ?? "";
-  const expectedType = kind === "sse" ? "text/event-stream" : "application/json";
+  // The Inspector's proxy answers every request as an SSE stream, whatever the upstream sent.
+  const expectedType = kind === "sse" || path === "inspector" ? "text/event-stream" : "application/json";
   if (
     response.status !== 200 ||
     !contentType.includes(expectedType) ||
@@ -119,6 +174,21 @@ function median(values: number[]): number {
 }
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+const describeMemory = (m: GatewayMemory) =>
+  `RSS ${fmt(m.rssMb, 0)} MB (V8 heap used ${fmt(m.heapUsedMb, 0)} / total ${fmt(m.heapTotalMb, 0)} MB, external ${fmt(m.externalMb, 0)} MB, code ${fmt(m.codeMb, 0)} MB)`;
+
+/** Samples a process's RSS every 100 ms while `run` runs; resolves with run's result and the largest RSS seen. */
+async function withPeakRss<T>(pid: number | undefined, run: () => Promise<T>): Promise<[T, number]> {
+  let peak = rssMb(pid) ?? Number.NaN;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMb(pid) ?? Number.NaN);
+  }, 100);
+  try {
+    return [await run(), peak];
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 async function main(): Promise<void> {
   const machine = describeMachine();
@@ -128,18 +198,31 @@ async function main(): Promise<void> {
   );
   const dir = await mkdtemp(join(tmpdir(), "svc-bench-"));
   let upstream: RunningUpstream | undefined;
+  let fastUpstream: RunningUpstream | undefined;
+  let fastNginx: RunningNginx | undefined;
+  let peers: RunningPeer[] = [];
   let gateway: SpawnedGateway | undefined;
   let nginx: RunningNginx | undefined;
   let secured: SecuredGateway | undefined;
   let receivers: ExportReceivers | undefined;
   let exported: SecuredGateway | undefined;
   try {
-    upstream = await spawnUpstream();
+    upstream = await spawnUpstream("sdk");
+    fastUpstream = await spawnUpstream("fast");
     const config = await writeGatewayConfig(dir, {
       "bench-json": `${upstream.url}/json/mcp`,
       "bench-sse": `${upstream.url}/sse/mcp`,
+      "fast-json": `${fastUpstream.url}/json/mcp`,
+      "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    gateway = await spawnGateway(config);
+    // BENCH_GATEWAY_NODE_OPTIONS: V8 flags for the plain gateway only, e.g. --max-semi-space-size=8 (memory vs CPU).
+    const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS;
+    gateway = await spawnGateway(
+      config,
+      gatewayNodeOptions ? { env: { NODE_OPTIONS: gatewayNodeOptions } } : {},
+    );
+    if (gatewayNodeOptions)
+      console.log(`gateway and fast-gateway run with NODE_OPTIONS=${gatewayNodeOptions}`);
     secured = await startSecuredGateway(dir, upstream.url, users);
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     receivers = await startExportReceivers(dir);
@@ -152,9 +235,13 @@ async function main(): Promise<void> {
     if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
     else {
       nginx = await startNginx(join(dir, "nginx"), upstream.url);
+      fastNginx = await startNginx(join(dir, "nginx-fast"), fastUpstream.url);
       if (nginx) console.log(`baseline: ${nginx.version}, worker_processes 1`);
       else console.log("nginx not installed: skipping the nginx baseline (apt-get install -y nginx)");
     }
+
+    peers = await startPeers(`${fastUpstream.url}/json/mcp`);
+    const peer = (name: PeerName) => peers.find((each) => each.name === name);
 
     const bases: Record<Path, string | undefined> = {
       direct: upstream.url,
@@ -164,8 +251,36 @@ async function main(): Promise<void> {
       exported: exported.url,
       scrubbed: secured.url,
       inspected: secured.url,
+      "fast-direct": fastUpstream.url,
+      "fast-gateway": gateway.url,
+      "fast-nginx": fastNginx?.url,
+      "mcp-proxy": peer("mcp-proxy")?.url,
+      inspector: peer("inspector")?.url,
+    };
+    const fastTarget = (path: Path, kind: Kind): Target | undefined => {
+      const base = bases[path];
+      if (!base || !FAST_KINDS[path]?.includes(kind)) return undefined;
+      if (isPeer(path)) {
+        const running = peer(path);
+        if (!running) return undefined;
+        return {
+          url: base,
+          body,
+          headers: { ...headers, ...running.headers },
+          bodyFor: running.needsDistinctIds ? (n) => callWithId(n + 1) : undefined,
+        };
+      }
+      const route =
+        path === "fast-direct"
+          ? `/${kind}/mcp`
+          : path === "fast-gateway"
+            ? `/fast-${kind}/mcp`
+            : `/bench-${kind}/mcp`;
+      return { url: `${base}${route}`, body, headers };
     };
     const targetFor = (path: Path, kind: Kind): Target | undefined => {
+      if (!selected(path)) return undefined;
+      if (FAST_KINDS[path]) return fastTarget(path, kind);
       const base = bases[path];
       const piiRoute = PII_ONLY[path];
       if (!base || (piiRoute !== undefined && kind !== "pii")) return undefined;
@@ -195,7 +310,16 @@ async function main(): Promise<void> {
       exported: exported.pid,
       scrubbed: secured.pid,
       inspected: secured.pid,
+      "fast-direct": undefined,
+      "fast-gateway": gateway.process.pid,
+      "fast-nginx": fastNginx?.pid,
+      "mcp-proxy": peer("mcp-proxy")?.pid,
+      inspector: peer("inspector")?.pid,
     };
+    const upstreamPid = (path: Path) => (FAST_KINDS[path] ? fastUpstream?.pid : upstream?.pid);
+    // Idle: started, and each route has answered the one verifying request.
+    const idleRss = new Map<Path, number>(PATHS.map((path) => [path, rssMb(proxyPid[path]) ?? Number.NaN]));
+    const idleMemory = await gatewayMemory(gateway.url, gateway.process.pid);
     const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
       for (const phase of ["throughput", "latency"] as const) {
@@ -207,27 +331,30 @@ async function main(): Promise<void> {
             let upstreamCpu = 0;
             let receiversCpu = Number.NaN;
             const receiversPid = path === "exported" ? receivers?.pid : undefined;
-            const load = await measure(target, {
-              concurrency: phase === "throughput" ? concurrency : 1,
-              durationMs: seconds * 1000,
-              warmupMs: 300,
-              onMeasureStart: () => {
-                proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
-                upstreamCpu = cpuMs(upstream?.pid) ?? Number.NaN;
-                receiversCpu = cpuMs(receiversPid) ?? Number.NaN;
-              },
-              onMeasureEnd: () => {
-                proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
-                upstreamCpu = (cpuMs(upstream?.pid) ?? Number.NaN) - upstreamCpu;
-                receiversCpu = (cpuMs(receiversPid) ?? Number.NaN) - receiversCpu;
-              },
-            });
+            const [load, peakRss] = await withPeakRss(proxyPid[path], () =>
+              measure(target, {
+                concurrency: phase === "throughput" ? concurrency : 1,
+                durationMs: seconds * 1000,
+                warmupMs: 300,
+                onMeasureStart: () => {
+                  proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
+                  upstreamCpu = cpuMs(upstreamPid(path)) ?? Number.NaN;
+                  receiversCpu = cpuMs(receiversPid) ?? Number.NaN;
+                },
+                onMeasureEnd: () => {
+                  proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
+                  upstreamCpu = (cpuMs(upstreamPid(path)) ?? Number.NaN) - upstreamCpu;
+                  receiversCpu = (cpuMs(receiversPid) ?? Number.NaN) - receiversCpu;
+                },
+              }),
+            );
             const perRequestUs = (ms: number) => (ms * 1000) / Math.max(1, load.requests + load.errors);
             const result: Sample = {
               ...load,
               proxyCpuUsPerRequest: perRequestUs(proxyCpu),
               upstreamCpuUsPerRequest: perRequestUs(upstreamCpu),
               receiversCpuUsPerRequest: perRequestUs(receiversCpu),
+              proxyRssMb: peakRss,
             };
             const key = `${phase}/${kind}/${path}`;
             samples.set(key, [...(samples.get(key) ?? []), result]);
@@ -250,10 +377,11 @@ async function main(): Promise<void> {
             proxyCpuUsPerRequest: median(runs.map((run) => run.proxyCpuUsPerRequest)),
             upstreamCpuUsPerRequest: median(runs.map((run) => run.upstreamCpuUsPerRequest)),
             receiversCpuUsPerRequest: median(runs.map((run) => run.receiversCpuUsPerRequest)),
+            proxyRssMb: Math.max(...runs.map((run) => run.proxyRssMb)),
           };
           rows.push({ phase, kind, path, result });
           console.log(
-            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(7)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  CPU/req proxy ${fmt(result.proxyCpuUsPerRequest, 0).padStart(4)} µs upstream ${fmt(result.upstreamCpuUsPerRequest, 0).padStart(4)} µs  errors ${result.errors}`,
+            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(12)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  CPU/req proxy ${fmt(result.proxyCpuUsPerRequest, 0).padStart(4)} µs upstream ${fmt(result.upstreamCpuUsPerRequest, 0).padStart(4)} µs  errors ${result.errors}`,
           );
         }
       }
@@ -261,6 +389,101 @@ async function main(): Promise<void> {
 
     const find = (phase: Phase, kind: Kind, path: Path) =>
       rows.find((row) => row.phase === phase && row.kind === kind && row.path === path)?.result;
+
+    // The proxy's own cost, in front of the fast upstream: the issue's table, one row per proxy.
+    console.log(
+      `\nproxy cost (fast upstream, JSON tools/call, ${concurrency} connections; RSS of the proxy process)`,
+    );
+    console.log("| path | req/s | proxy CPU per request | RSS idle / under load |");
+    console.log("|---|---|---|---|");
+    const tableRows: [Path, string][] = [
+      ["fast-direct", "direct"],
+      ["fast-nginx", "nginx, 1 worker"],
+      ["fast-gateway", "svc-gateway (no auth, no limits)"],
+      ["mcp-proxy", "mcp-proxy (library, HTTP→HTTP)"],
+      ["inspector", "MCP Inspector proxy (HTTP→HTTP)"],
+    ];
+    const proxyCost: Record<string, unknown> = {};
+    for (const [path, label] of tableRows) {
+      const result = find("throughput", "json", path);
+      if (!result) {
+        console.log(`| ${label} | skipped | – | – |`);
+        continue;
+      }
+      const direct = path === "fast-direct";
+      const cpu = direct ? "–" : `${fmt(result.proxyCpuUsPerRequest, 0)} µs`;
+      const rss = direct
+        ? "–"
+        : `${fmt(idleRss.get(path) ?? Number.NaN, 0)} / ${fmt(result.proxyRssMb, 0)} MB`;
+      console.log(`| ${label} | ${fmt(result.rps, 0)} | ${cpu} | ${rss} |`);
+      proxyCost[path] = {
+        rps: result.rps,
+        proxyCpuUsPerRequest: result.proxyCpuUsPerRequest,
+        rssIdleMb: idleRss.get(path),
+        rssLoadMb: result.proxyRssMb,
+      };
+    }
+    for (const kind of ["json", "sse"] as const) {
+      const gw = find("throughput", kind, "fast-gateway");
+      const ng = find("throughput", kind, "fast-nginx");
+      const ratio = gw && ng ? gw.proxyCpuUsPerRequest / ng.proxyCpuUsPerRequest : Number.NaN;
+      proxyCost[`${kind}GatewayOverNginxCpu`] = ratio;
+      console.log(
+        `${kind.padEnd(4)} fast upstream: gateway CPU/req ÷ nginx CPU/req ${fmt(ratio)}${Number.isFinite(ratio) ? (ratio <= 2.5 ? " (meets ≤ 2.5)" : " (ABOVE 2.5)") : " (no nginx)"}` +
+          `  gateway/nginx req/s ${fmt(gw && ng ? gw.rps / ng.rps : Number.NaN)}`,
+      );
+    }
+
+    // Scaling: the fast gateway and nginx side by side at each connection count (alternating, one sample each).
+    console.log("\nscaling (fast upstream, JSON tools/call)");
+    const scaling: Record<string, unknown>[] = [];
+    let underLoadMemory: GatewayMemory | undefined;
+    for (const connections of SCALING_CONNECTIONS) {
+      for (const path of SCALING_PATHS) {
+        const target = targetFor(path, "json");
+        if (!target) continue;
+        let proxyCpu = 0;
+        const [load, peakRss] = await withPeakRss(proxyPid[path], () =>
+          measure(target, {
+            concurrency: connections,
+            durationMs: seconds * 1000,
+            warmupMs: 300,
+            onMeasureStart: () => {
+              proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
+            },
+            onMeasureEnd: () => {
+              proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
+              // The gateway's heap/external split at the end of its 64-connection run, before anything is released.
+              if (path === "fast-gateway" && connections === 64) {
+                void gatewayMemory(gateway?.url ?? "", proxyPid[path]).then((memory) => {
+                  underLoadMemory = memory;
+                });
+              }
+            },
+          }),
+        );
+        const cpuUs = (proxyCpu * 1000) / Math.max(1, load.requests + load.errors);
+        scaling.push({ path, connections, ...load, proxyCpuUsPerRequest: cpuUs, proxyRssMb: peakRss });
+        console.log(
+          `${String(connections).padStart(3)} connections ${path.padEnd(12)} ${fmt(load.rps, 0).padStart(7)} req/s  p50 ${fmt(load.p50Ms).padStart(6)} ms  p99 ${fmt(load.p99Ms).padStart(7)} ms  CPU/req ${fmt(cpuUs, 0).padStart(4)} µs  RSS peak ${fmt(peakRss, 0)} MB  errors ${load.errors}`,
+        );
+      }
+    }
+    const gatewayUnder64 = scaling.find((each) => each.path === "fast-gateway" && each.connections === 64);
+    console.log(`\ngateway memory (the process serving fast-gateway and gateway)`);
+    console.log(`idle (after start and one request per route): ${describeMemory(idleMemory)}`);
+    if (underLoadMemory) {
+      console.log(
+        `under load (end of the 64-connection run): ${describeMemory(underLoadMemory)}; largest RSS during it ${fmt(Number(gatewayUnder64?.proxyRssMb), 0)} MB${Number(gatewayUnder64?.proxyRssMb) <= 160 ? " (meets ≤ 160 MB)" : " (ABOVE 160 MB)"}`,
+      );
+    }
+    // Every load is over: wait, then see whether the memory came back.
+    await new Promise((resolve) => setTimeout(resolve, settleSeconds * 1000));
+    const settledMemory = await gatewayMemory(gateway.url, gateway.process.pid);
+    const settledOverIdle = settledMemory.rssMb / idleMemory.rssMb;
+    console.log(
+      `${settleSeconds} s after load: ${describeMemory(settledMemory)}; ${fmt((settledOverIdle - 1) * 100, 0)} % over idle${settledOverIdle <= 1.2 ? " (meets ≤ 20 %)" : " (ABOVE 20 %)"}; idle ${fmt(idleMemory.rssMb, 0)} MB${idleMemory.rssMb <= 90 ? " (meets ≤ 90 MB)" : " (ABOVE 90 MB)"}`,
+    );
     console.log(
       "\nratios (targets: gateway ≥ 0.6 × nginx req/s; gateway p50 ≤ direct p50 + 1 ms at 1 connection; secured ≥ 0.4 × nginx req/s)",
     );
@@ -372,11 +595,28 @@ async function main(): Promise<void> {
     if (process.env.BENCH_JSON) {
       await writeFile(
         process.env.BENCH_JSON,
-        JSON.stringify({ machine, seconds, rounds, concurrency, rows, summary }, null, 2),
+        JSON.stringify(
+          {
+            machine,
+            seconds,
+            rounds,
+            concurrency,
+            rows,
+            summary,
+            proxyCost,
+            scaling,
+            memory: { idle: idleMemory, underLoad: underLoadMemory, settled: settledMemory, settleSeconds },
+          },
+          null,
+          2,
+        ),
       );
     }
   } finally {
     await nginx?.stop();
+    await fastNginx?.stop();
+    for (const running of peers) await running.stop();
+    await fastUpstream?.stop();
     await gateway?.stop();
     await secured?.stop();
     await exported?.stop();

@@ -1,4 +1,4 @@
-// Runs upstream-server.ts as its own process, so it does not share an event loop with the load generator.
+// Runs upstream-server.ts (or fast-upstream-server.ts) as its own process, so it does not share an event loop with the load generator.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -9,8 +9,15 @@ export interface RunningUpstream {
   stop(): Promise<void>;
 }
 
-export async function spawnUpstream(): Promise<RunningUpstream> {
-  const script = new URL("./upstream-server.ts", import.meta.url).pathname;
+/**
+ * "sdk": the SDK's stateless server, built per request (upstream-server.ts); "fast": a plain node:http server answering
+ * the same messages (fast-upstream-server.ts), so a proxy's own cost shows.
+ */
+export type UpstreamKind = "sdk" | "fast";
+
+export async function spawnUpstream(kind: UpstreamKind = "sdk"): Promise<RunningUpstream> {
+  const file = kind === "sdk" ? "./upstream-server.ts" : "./fast-upstream-server.ts";
+  const script = new URL(file, import.meta.url).pathname;
   const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

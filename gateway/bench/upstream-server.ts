@@ -4,12 +4,11 @@
 //   /sse/mcp   with an SSE stream carrying the result
 // Stateless (no session), so every request is one self-contained tools/call, the same work on every path.
 // Run as its own process: prints {"msg":"listening","url":"http://127.0.0.1:<port>"}.
-import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { serveUpstream } from "./serve-upstream.ts";
 
 const echoInput = { text: z.string() };
 
@@ -59,18 +58,4 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   await transport.handleRequest(req, res, await readBody(req));
 }
 
-const server = createServer((req, res) => {
-  handle(req, res).catch((error: unknown) => {
-    if (!res.headersSent) res.writeHead(500).end(String(error));
-    else res.destroy();
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(Number(process.argv[2] ?? 0), "127.0.0.1");
-await once(server, "listening");
-const { port } = server.address() as AddressInfo;
-console.log(JSON.stringify({ msg: "listening", url: `http://127.0.0.1:${port}` }));
-process.once("SIGTERM", () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+await serveUpstream(handle);

@@ -1,20 +1,48 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { type AuditEvent, type ChainedAuditEvent, GENESIS_HASH } from "./audit-event.ts";
 
-/** JSON with object keys sorted at every level, so the same event always hashes the same. */
+/** Each key's JSON text: audit events use a small fixed set of keys, so each is quoted once (bounded all the same). */
+const quotedKeys = new Map<string, string>();
+
+function quoted(key: string): string {
+  let text = quotedKeys.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key);
+    if (quotedKeys.size < 1000) quotedKeys.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * JSON with object keys sorted at every level, so the same event always hashes the same. Written with plain loops
+ * (it runs once per audit event, on every request), with exactly the output of the original
+ * `[${items.map(canonicalJson).join(",")}]` / `{"key":${canonicalJson(value)},...}` form, so every hash already
+ * written still verifies: an undefined array item is empty text (as join writes it), an undefined field's value the
+ * text "undefined" (as a template literal writes it).
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let i = 0; i < value.length; i++) {
+      const item: string | undefined = canonicalJson(value[i]);
+      text += i === 0 ? (item ?? "") : `,${item ?? ""}`;
+    }
+    return `${text}]`;
+  }
   if (typeof value === "object" && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
+    const keys = Object.keys(value).sort();
+    let text = "{";
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      text += `${i === 0 ? "" : ","}${quoted(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`;
+    }
+    return `${text}}`;
   }
   return JSON.stringify(value);
 }
 
 export function hashOf(event: Omit<ChainedAuditEvent, "hash">): string {
-  return createHash("sha256").update(canonicalJson(event)).digest("hex");
+  return hash("sha256", canonicalJson(event), "hex");
 }
 
 /** Links one instance's events: each carries its sequence number, the previous hash and its own. */

@@ -6,5 +6,17 @@ import { createHash } from "node:crypto";
  * people, which is why the provider is part of it.
  */
 export function principalKey(principal: { idp: string; sub: string }): string {
-  return createHash("sha256").update(`${principal.idp}\u0000${principal.sub}`).digest("hex").slice(0, 32);
+  let key = keys.get(principal);
+  if (key === undefined) {
+    key = createHash("sha256").update(`${principal.idp}\u0000${principal.sub}`).digest("hex").slice(0, 32);
+    keys.set(principal, key);
+  }
+  return key;
 }
+
+/**
+ * Per principal object: the token verifier caches a token's principal and anonymous access has one, so the hash runs
+ * once per token rather than once per request. Held weakly: a key goes with its principal. Principals are not
+ * mutated (a change of groups makes a new object), and idp and sub never change.
+ */
+const keys = new WeakMap<object, string>();

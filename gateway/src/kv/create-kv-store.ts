@@ -1,20 +1,21 @@
-// Chooses the store from the environment: REDIS_URL set → Redis behind a circuit breaker; else in-memory.
+// Chooses the store from the environment: REDIS_URL set → Redis behind a circuit breaker; else in-memory. The Redis
+// client (ioredis) is imported only when REDIS_URL is set: a single-replica gateway does not carry it in memory.
 import type { BreakerState, KvStore } from "./kv-store.ts";
 import { MemoryKvStore } from "./memory-kv-store.ts";
-import { RedisKvStore } from "./redis-kv-store.ts";
 
 export interface CreateKvStoreOptions {
   /** Told about every breaker transition of the Redis store (the gateway logs them). */
   onBreakerChange?: (state: BreakerState, lastError: string | undefined) => void;
 }
 
-export function createKvStore(
+export async function createKvStore(
   env: Record<string, string | undefined>,
   options: CreateKvStoreOptions = {},
-): KvStore {
+): Promise<KvStore> {
   const url = env.REDIS_URL?.trim();
   if (!url) return new MemoryKvStore();
   checkRedisUrl(url);
+  const { RedisKvStore } = await import("./redis-kv-store.ts");
   return new RedisKvStore({ url, ...options });
 }
 

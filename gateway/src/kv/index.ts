@@ -11,5 +11,6 @@ export type {
 export { KvUnavailableError } from "./kv-store.ts";
 export type { MemoryKvStoreOptions } from "./memory-kv-store.ts";
 export { MemoryKvStore } from "./memory-kv-store.ts";
+// RedisKvStore is imported from ./redis-kv-store.ts by whoever needs it: re-exported here it would load ioredis
+// into every gateway.
 export type { RedisKvStoreOptions } from "./redis-kv-store.ts";
-export { RedisKvStore, redisKvDefaults } from "./redis-kv-store.ts";

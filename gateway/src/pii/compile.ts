@@ -13,6 +13,7 @@ import {
 import { DEFAULT_SCRUB_LIMITS, type LimitExceeded, type ScrubLimits } from "./limits.ts";
 import { mergeScrubbingLayers } from "./merge-layers.ts";
 import { RECOGNIZERS } from "./recognizers/index.ts";
+import { loadPhoneNumberLibrary, phoneNumberRecognizer } from "./recognizers/phone-number.ts";
 import { type PiiFinding, type ScrubEngine, ScrubRun } from "./scrub-run.ts";
 import type { ActiveRecognizer } from "./text-scanner.ts";
 
@@ -110,6 +111,8 @@ export function compileScrubbing(
   const active = ENTITY_TYPES.filter(
     (entity) => merged.recognizers.get(entity)?.enabled ?? !OPT_IN_ENTITY_TYPES.has(entity),
   ).map((entity) => RECOGNIZERS[entity]);
+  // Its library is loaded now, with the configuration, not on the first request that needs it.
+  if (active.includes(phoneNumberRecognizer)) loadPhoneNumberLibrary();
   const recognizers: ActiveRecognizer[] = active.map((recognizer) => ({
     recognizer,
     replace: constant(merged.recognizers.get(recognizer.entity)?.replacement ?? `<${recognizer.entity}>`),

@@ -25,6 +25,8 @@ export class UpstreamInstances {
   readonly #resolve: LookupAll;
   readonly #now: () => number;
   readonly #byHost = new Map<string, { origins: string[]; until: number; pending?: Promise<void> }>();
+  /** Routes with one origin whatever DNS says (held weakly: a route goes with its config snapshot). */
+  readonly #fixed = new WeakMap<InstanceSource, readonly string[]>();
 
   constructor(resolve: LookupAll = (host) => lookup(host, { all: true }), now: () => number = Date.now) {
     this.#resolve = resolve;
@@ -34,9 +36,16 @@ export class UpstreamInstances {
   /** The route's instance origins; one element when there is nothing to choose between. */
   async originsOf(route: InstanceSource): Promise<readonly string[]> {
     if (route.instanceOrigins !== undefined) return route.instanceOrigins;
+    const fixed = this.#fixed.get(route);
+    if (fixed !== undefined) return fixed;
     const url = new URL(route.origin);
     const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    if (url.protocol !== "http:" || isIP(host) !== 0) return [route.origin];
+    if (url.protocol !== "http:" || isIP(host) !== 0) {
+      // An IP literal or https origin never resolves to more: remembered per route, not parsed per request.
+      const only = [route.origin];
+      this.#fixed.set(route, only);
+      return only;
+    }
     const key = route.origin;
     let entry = this.#byHost.get(key);
     if (entry === undefined || (this.#now() >= entry.until && entry.pending === undefined)) {

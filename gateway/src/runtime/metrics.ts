@@ -91,6 +91,14 @@ export type UpstreamErrorKind =
   | "content_encoding"
   | "too_large";
 
+/** Builds one scalar family from its series (snapshot() passes it to the helpers that add families). */
+type ScalarBuilder = (
+  name: string,
+  type: "counter" | "gauge",
+  help: string,
+  series: Map<string, number>,
+) => ScalarFamily;
+
 export class GatewayMetrics {
   readonly #requests = new Map<string, number>();
   readonly #latency = new Map<string, HistogramSeries>();
@@ -239,12 +247,7 @@ export class GatewayMetrics {
    * (telemetry/otel-metrics.ts) read, so the two never disagree. Process gauges are read now.
    */
   snapshot(): MetricsSnapshot {
-    const scalar = (
-      name: string,
-      type: "counter" | "gauge",
-      help: string,
-      series: Map<string, number>,
-    ): ScalarFamily => ({
+    const scalar: ScalarBuilder = (name, type, help, series) => ({
       name,
       type,
       help,
@@ -328,6 +331,7 @@ export class GatewayMetrics {
           "Resident memory size in bytes.",
           new Map([["", process.memoryUsage.rss()]]),
         ),
+        ...this.#memoryFamilies(scalar),
         scalar(
           "nodejs_eventloop_delay_max_seconds",
           "gauge",
@@ -338,15 +342,43 @@ export class GatewayMetrics {
     };
   }
 
+  /**
+   * Where resident memory goes, so a growing RSS can be told apart: the V8 heap (objects), external memory (Buffers
+   * and other memory V8 objects hold outside the heap) and, of that, ArrayBuffers. The rest of RSS is code (the Node
+   * binary, native addons, compiled code) and allocator slack.
+   */
+  #memoryFamilies(scalar: ScalarBuilder): ScalarFamily[] {
+    const usage = process.memoryUsage();
+    return [
+      scalar(
+        "nodejs_heap_size_used_bytes",
+        "gauge",
+        "V8 heap in use, in bytes.",
+        new Map([["", usage.heapUsed]]),
+      ),
+      scalar(
+        "nodejs_heap_size_total_bytes",
+        "gauge",
+        "V8 heap reserved, in bytes.",
+        new Map([["", usage.heapTotal]]),
+      ),
+      scalar(
+        "nodejs_external_memory_bytes",
+        "gauge",
+        "Memory held by V8 objects outside the heap (Buffers included), in bytes.",
+        new Map([["", usage.external]]),
+      ),
+      scalar(
+        "nodejs_array_buffers_bytes",
+        "gauge",
+        "ArrayBuffer and Buffer memory (part of the external memory), in bytes.",
+        new Map([["", usage.arrayBuffers]]),
+      ),
+    ];
+  }
+
   /** Per audit sink (stdout, file, `<type>:<name>` for exporters): what was delivered, failed, waits, was lost. */
-  #auditSinkFamilies(
-    scalar: (
-      name: string,
-      type: "counter" | "gauge",
-      help: string,
-      series: Map<string, number>,
-    ) => ScalarFamily,
-  ): ScalarFamily[] {
+  #auditSinkFamilies(scalar: ScalarBuilder): ScalarFamily[] {
     const sinks = this.#auditSinks();
     const perSink = (value: (sink: SinkStatus) => number) =>
       new Map(sinks.map((sink) => [labels({ sink: sink.name }), value(sink)]));

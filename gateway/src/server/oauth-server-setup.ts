@@ -6,7 +6,7 @@ import { oauthIssuerOf } from "../identity/resource-metadata.ts";
 import type { KvStore } from "../kv/index.ts";
 import type { Logger } from "../log/logger.ts";
 import { readOAuthSecrets } from "../oauth/oauth-secrets.ts";
-import { OAuthServer } from "../oauth/oauth-server.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 
 export interface OAuthServerSetup {
@@ -31,7 +31,14 @@ function registrationsPerMinute(env: Record<string, string | undefined>): number
   return value;
 }
 
-export function buildOAuthServer(loaded: LoadedConfig, setup: OAuthServerSetup): OAuthServer | undefined {
+/**
+ * The server when `oauth_server` is configured. oidc-provider and the login client are imported here, only then: a
+ * gateway without an authorization server does not carry them in memory.
+ */
+export async function buildOAuthServer(
+  loaded: LoadedConfig,
+  setup: OAuthServerSetup,
+): Promise<OAuthServer | undefined> {
   const config = loaded.config.oauth_server;
   if (config === undefined) return undefined;
   const base = config.issuer ?? setup.publicUrl;
@@ -59,6 +66,7 @@ export function buildOAuthServer(loaded: LoadedConfig, setup: OAuthServerSetup):
       "!!! SVC_OAUTH_DEV_KEYS=true: the OAuth server's signing and KV keys are generated for this process only; tokens and registrations die with it and other replicas cannot verify them. For development only !!!",
     );
   }
+  const { OAuthServer } = await import("../oauth/oauth-server.ts");
   const server = new OAuthServer({
     config,
     issuer,

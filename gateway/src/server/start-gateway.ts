@@ -7,7 +7,7 @@ import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
-import { ExporterSinks } from "../audit/exporters/index.ts";
+import { ExporterSinks, loadExporterModules } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import { type GroupSyncEndpoints, hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
 import { GroupSync } from "../identity/group-sync/group-sync.ts";
@@ -24,10 +24,16 @@ import { UpstreamInstances } from "../proxy/upstream-instances.ts";
 import { UpstreamPools } from "../proxy/upstream-pools.ts";
 import { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import { MemoryTrimmer } from "../runtime/memory-trim.ts";
 import { GatewayMetrics } from "../runtime/metrics.ts";
 import { SessionPins } from "../sessions/session-pins.ts";
 import { SessionRegistry } from "../sessions/session-registry.ts";
-import { startTelemetry, type Telemetry } from "../telemetry/start-telemetry.ts";
+import {
+  loadTelemetryModules,
+  startTelemetry,
+  type Telemetry,
+  telemetryModulesLoaded,
+} from "../telemetry/start-telemetry.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
@@ -183,7 +189,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     keepAliveTimeoutMs: 60_000,
   });
   const streams = new OpenStreams(metrics);
-  const kv: KvStore = createKvStore(env, {
+  const kv: KvStore = await createKvStore(env, {
     onBreakerChange: (state, lastError) =>
       logger.warn("kv store circuit breaker changed", { state, error: lastError }),
   });
@@ -205,6 +211,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const otel = snapshot.loaded.config.exporters.otel;
     const key = JSON.stringify(otel);
     if (key === telemetryConfig) return;
+    if (!telemetryModulesLoaded(otel)) {
+      // A reload turned metrics or traces on for the first time: import the SDK, then apply if still current.
+      loadTelemetryModules(otel).then(
+        () => {
+          if (currentConfig() === snapshot) applyTelemetry(snapshot);
+        },
+        (error: unknown) => logger.error("telemetry could not be started", { error }),
+      );
+      return;
+    }
     telemetryConfig = key;
     const previous = telemetry;
     telemetry = startTelemetry(otel, metrics);
@@ -274,7 +290,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
 
   const listener = getRequestListener(app.fetch);
+  const memory = new MemoryTrimmer();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    memory.requestSeen();
     connections.track(req, res);
     // From the start of a drain every response asks the client to reconnect, so keep-alive connections move to
     // another replica while this one still serves.
@@ -300,7 +318,10 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
-    oauthServer = buildOAuthServer(loaded, {
+    // What the configuration uses, imported before anything is built from it (and nothing it does not use).
+    await loadExporterModules(loaded.config.exporters);
+    await loadTelemetryModules(loaded.config.exporters.otel);
+    oauthServer = await buildOAuthServer(loaded, {
       env,
       kv,
       logger,
@@ -341,6 +362,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await audit.close(0);
     await auditTarget.close();
     metrics.close();
+    memory.stop();
     throw error;
   }
   applyExporters(reloader.current());
@@ -360,6 +382,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     });
   }
 
+  // Start-up (loading and compiling the sources and the config) leaves garbage and a grown young generation behind.
+  await memory.trim();
   logger.info("listening", {
     url,
     host,
@@ -397,6 +421,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();
     metrics.close();
+    memory.stop();
   };
 
   const drain = (): Promise<void> => {

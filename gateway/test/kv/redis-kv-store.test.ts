@@ -95,8 +95,8 @@ describe("RedisKvStore against a real redis-server", () => {
   });
 
   it("createKvStore picks Redis when REDIS_URL is set, memory otherwise, and names REDIS_URL when it is bad", async () => {
-    const fromEnv = createKvStore({ REDIS_URL: redis.url });
-    const memory = createKvStore({});
+    const fromEnv = await createKvStore({ REDIS_URL: redis.url });
+    const memory = await createKvStore({});
     try {
       await fromEnv.ready();
       expect(fromEnv.status().kind).toBe("redis");
@@ -105,13 +105,15 @@ describe("RedisKvStore against a real redis-server", () => {
       await fromEnv.close();
       await memory.close();
     }
-    expect(() => createKvStore({ REDIS_URL: "http://localhost:6379" })).toThrow(
+    await expect(createKvStore({ REDIS_URL: "http://localhost:6379" })).rejects.toThrow(
       /REDIS_URL must start with redis/,
     );
-    expect(() => createKvStore({ REDIS_URL: "redis://user:s3cret@host/abc" })).toThrow(/REDIS_URL database/);
+    await expect(createKvStore({ REDIS_URL: "redis://user:s3cret@host/abc" })).rejects.toThrow(
+      /REDIS_URL database/,
+    );
     let message = "";
     try {
-      createKvStore({ REDIS_URL: "redis://user:s3cret@ho st" });
+      await createKvStore({ REDIS_URL: "redis://user:s3cret@ho st" });
     } catch (error) {
       message = (error as Error).message;
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { MemoryKvStore, RedisKvStore } from "../../src/kv/index.ts";
+import { MemoryKvStore } from "../../src/kv/index.ts";
 import type { KvStore } from "../../src/kv/kv-store.ts";
+import { RedisKvStore } from "../../src/kv/redis-kv-store.ts";
 import { RateLimiter, type RateLimitResult, rateLimitHeaders } from "../../src/limits/rate-limiter.ts";
 import { msUntilRoom } from "../../src/limits/sliding-window.ts";
 import { RedisServer } from "../kv/redis-server.ts";

@@ -60,6 +60,30 @@ test("resident memory is a gauge of this process's RSS", () => {
   }
 });
 
+test("the heap and external memory are gauges read from this process", () => {
+  const metrics = new GatewayMetrics();
+  try {
+    const text = metrics.render();
+    for (const name of [
+      "nodejs_heap_size_used_bytes",
+      "nodejs_heap_size_total_bytes",
+      "nodejs_external_memory_bytes",
+      "nodejs_array_buffers_bytes",
+    ]) {
+      expect(text).toContain(`# TYPE ${name} gauge`);
+    }
+    const used = sample(text, "nodejs_heap_size_used_bytes") ?? 0;
+    const total = sample(text, "nodejs_heap_size_total_bytes") ?? 0;
+    expect(used).toBeGreaterThan(0);
+    expect(used).toBeLessThanOrEqual(total);
+    expect(sample(text, "nodejs_array_buffers_bytes") ?? -1).toBeLessThanOrEqual(
+      sample(text, "nodejs_external_memory_bytes") ?? 0,
+    );
+  } finally {
+    metrics.close();
+  }
+});
+
 test("a blocked event loop shows in the delay gauge, and leaves it two windows later", async () => {
   const metrics = new GatewayMetrics({ eventLoopWindowMs: 100 });
   try {

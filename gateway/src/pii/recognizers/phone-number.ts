@@ -1,5 +1,5 @@
-import type { CountryCode } from "libphonenumber-js/max";
-import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import { createRequire } from "node:module";
+import type { CountryCode, parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { Recognizer, ScanServices } from "../recognizer.ts";
 import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
 
@@ -35,6 +35,21 @@ const NATIONAL_REGIONS: readonly CountryCode[] = [
 const MIN_DIGITS = 7;
 /** E.164 allows 15 digits; a "00" international prefix adds two. */
 const MAX_DIGITS = 17;
+
+type ParsePhoneNumber = typeof parsePhoneNumberFromString;
+let parsePhoneNumber: ParsePhoneNumber | undefined;
+
+/**
+ * libphonenumber-js with its "max" metadata, the largest library the scrubber uses: loaded (synchronously, it is
+ * plain CommonJS) when a configuration turns this recognizer on (compile.ts), so a gateway that never scans for
+ * phone numbers does not carry it in memory.
+ */
+export function loadPhoneNumberLibrary(): ParsePhoneNumber {
+  parsePhoneNumber ??= (
+    createRequire(import.meta.url)("libphonenumber-js/max") as typeof import("libphonenumber-js/max")
+  ).parsePhoneNumberFromString;
+  return parsePhoneNumber;
+}
 
 /** Thrown out of `score` when the costly-check budget is spent: ends this recognizer's scan of the text. */
 const BUDGET_SPENT = Symbol("costly-check budget spent");
@@ -86,7 +101,8 @@ function validInSomeRegion(number: string, parse: Parse): boolean {
  * bounds what is remembered.
  */
 function parserFor(scan: ScanServices): Parse {
-  const seen = new Map<string, ReturnType<typeof parsePhoneNumberFromString>>();
+  const seen = new Map<string, ReturnType<ParsePhoneNumber>>();
+  const parsePhoneNumberFromString = loadPhoneNumberLibrary();
   return (number, defaultCountry) => {
     const key = `${defaultCountry ?? ""} ${number}`;
     if (seen.has(key)) return seen.get(key);

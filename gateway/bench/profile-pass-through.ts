@@ -1,0 +1,53 @@
+// Profiles the gateway's pass-through path: the fast upstream, `svc-gateway start` under `node --cpu-prof` with one
+// server and no auth, PROFILE_SECONDS (default 10) of JSON tools/call at 16 connections, then the profile's summary
+// (cpu-profile-summary.ts). The .cpuprofile is kept in PROFILE_DIR (default a temporary directory) for a flame graph
+// (Chrome DevTools, speedscope). Usage: node gateway/bench/profile-pass-through.ts
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { summarise } from "./cpu-profile-summary.ts";
+import { measure } from "./load.ts";
+import { spawnUpstream } from "./spawn-upstream.ts";
+
+const seconds = Number(process.env.PROFILE_SECONDS ?? 10);
+const dir = process.env.PROFILE_DIR ?? (await mkdtemp(join(tmpdir(), "svc-profile-")));
+const upstream = await spawnUpstream("fast");
+try {
+  const config = await writeGatewayConfig(dir, { "fast-json": `${upstream.url}/json/mcp` });
+  const gateway = await spawnGateway(config, {
+    env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` },
+  });
+  try {
+    const target = {
+      url: `${gateway.url}/fast-json/mcp`,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "echo", arguments: { text: "hello from the bench" } },
+      }),
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+      },
+    };
+    const result = await measure(target, { concurrency: 16, durationMs: seconds * 1000, warmupMs: 1000 });
+    console.log(`${result.rps.toFixed(0)} req/s, errors ${result.errors}`);
+  } finally {
+    await gateway.stop();
+  }
+  const profiles = (await readdir(dir)).filter((name) => name.endsWith(".cpuprofile"));
+  // The gateway is the one process started with --cpu-prof that served the load: the largest profile.
+  const sized = await Promise.all(
+    profiles.map(async (name) => ({ name, text: await readFile(join(dir, name), "utf8") })),
+  );
+  const largest = sized.sort((a, b) => b.text.length - a.text.length)[0];
+  if (!largest) throw new Error(`no .cpuprofile written in ${dir}`);
+  console.log(`profile: ${join(dir, largest.name)}\n`);
+  // The load window only: the last `seconds` before the stop, not the start-up's module loading.
+  console.log(summarise(JSON.parse(largest.text), Number(process.env.PROFILE_TOP ?? 30), seconds));
+} finally {
+  await upstream.stop();
+}
