@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { type ControlPlaneApi, serveControlPlaneApi } from "../control-plane/api-server.ts";
+import { GatewayDirectory } from "../control-plane/gateway-directory.ts";
 import { KubeClient, type KubeClientOptions, loadKubeConfig } from "../kube/kube-client.ts";
 import { Controller } from "./controller.ts";
 import { type Endpoints, serveEndpoints } from "./http-endpoints.ts";
@@ -22,6 +24,8 @@ export interface OperatorOptions extends KubeClientOptions {
   retryPeriodMs: number;
   host: string;
   port: number;
+  /** Where the control-plane API listens (distributed and centralized gateways); absent: not served. */
+  controlPlane?: { host: string; port: number };
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   log?: Logger;
 }
@@ -29,6 +33,7 @@ export interface OperatorOptions extends KubeClientOptions {
 export interface RunningOperator {
   identity: string;
   endpoints: Endpoints;
+  controlPlane: ControlPlaneApi | undefined;
   isLeader(): boolean;
   controller(): Controller | undefined;
   stop(): Promise<void>;
@@ -105,6 +110,19 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
   });
 
+  // The control-plane API reads its own caches, so every replica serves it, leading or not.
+  const controlPlaneLifetime = new AbortController();
+  let controlPlane: ControlPlaneApi | undefined;
+  let directory: GatewayDirectory | undefined;
+  if (options.controlPlane !== undefined) {
+    directory = new GatewayDirectory(kube, log, options.namespace);
+    controlPlane = await serveControlPlaneApi({ ...options.controlPlane, kube, directory, metrics, log });
+    directory.start(controlPlaneLifetime.signal).catch((error: unknown) => {
+      log.error("control-plane caches failed to start", { error: String(error) });
+    });
+    log.info("control-plane API listening", { url: controlPlane.url });
+  }
+
   if (options.leaderElection) elector.start();
   else {
     leading = true;
@@ -119,6 +137,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   return {
     identity,
     endpoints,
+    controlPlane,
     isLeader: () => leading && controller?.synced === true,
     controller: () => controller,
     async stop() {
@@ -126,6 +145,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       leading = false;
       stopController();
       await transition;
+      controlPlaneLifetime.abort();
+      await controlPlane?.close();
+      await directory?.stop();
       await endpoints.close();
       log.info("operator stopped");
     },

@@ -1,0 +1,227 @@
+import { createHash } from "node:crypto";
+import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
+import { policyDocumentSchema } from "@svc-mcp/gateway/config";
+import { FieldError, toGatewayValue } from "../api/gateway-fields.ts";
+import { GROUP_VERSION, KINDS, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../api/names.ts";
+import type { ControlPlaneClient } from "../api/operator-schemas.ts";
+import { kindSchemas } from "../api/resource-schemas.ts";
+import { WATCH_BACKOFF } from "../controller/backoff.ts";
+import type { Logger } from "../controller/log.ts";
+import { startInformer } from "../controller/start-informer.ts";
+import type { KubeClient } from "../kube/kube-client.ts";
+import { gatewaySettings } from "../render/render-gateway.ts";
+import type { Resource } from "../render/resources.ts";
+
+// What the control-plane API serves, read from the cluster through informers: the McpGateways that have a
+// controlPlaneClient (who may call, by gateway id), their OrganizationPolicies (the policy document) and the
+// ConfigMaps the controller renders (the whole configuration, for centralized mode). Every document is validated with
+// the gateway's own schema before it is served; an OrganizationPolicy that does not validate is logged and the last
+// good document of that organization keeps being served. Waiters (long polls) are woken on every change.
+
+type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+
+export interface RegisteredGateway {
+  namespace: string;
+  name: string;
+  client: ControlPlaneClient;
+}
+
+export interface ServedDocument {
+  etag: string;
+  body: Record<string, unknown>;
+}
+
+export type Lookup<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** A strong ETag of a JSON document: the first 128 bits of its SHA-256. */
+export function etagOf(body: unknown): string {
+  return `"${createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 32)}"`;
+}
+
+export class GatewayDirectory {
+  readonly #log: Logger;
+  readonly #caches: { gateways: Cache; policies: Cache; configMaps: Cache };
+  readonly #lastGoodPolicy = new Map<string, ServedDocument>();
+  readonly #reportedInvalid = new Set<string>();
+  #waiters: (() => void)[] = [];
+  #byId = new Map<string, RegisteredGateway | "duplicate">();
+
+  constructor(kube: KubeClient, log: Logger, namespace?: string) {
+    this.#log = log;
+    const crd = (kind: "McpGateway" | "OrganizationPolicy") => ({
+      apiVersion: GROUP_VERSION,
+      kind,
+      plural: KINDS[kind].plural,
+    });
+    this.#caches = {
+      gateways: kube.informer(crd("McpGateway"), namespace),
+      policies: kube.informer(crd("OrganizationPolicy"), namespace),
+      configMaps: kube.informer(
+        {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          plural: "configmaps",
+          labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+        },
+        namespace,
+      ),
+    };
+    for (const cache of Object.values(this.#caches)) {
+      for (const verb of ["add", "update", "delete"] as const) cache.on(verb, () => this.#changed());
+    }
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await Promise.all(
+      Object.entries(this.#caches).map(([name, cache]) =>
+        startInformer(`control-plane ${name}`, cache, { log: this.#log, signal, schedule: WATCH_BACKOFF }),
+      ),
+    );
+    this.#changed();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(Object.values(this.#caches).map((cache) => cache.stop()));
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  get registered(): number {
+    return this.#byId.size;
+  }
+
+  /** Long polls waiting for a change now. */
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  /** Resolves on the next change of anything served, after `ms`, or at stop, whichever comes first. */
+  waitForChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters = this.#waiters.filter((waiter) => waiter !== done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#waiters.push(done);
+    });
+  }
+
+  find(gatewayId: string): Lookup<RegisteredGateway> {
+    const found = this.#byId.get(gatewayId.toLowerCase());
+    if (found === undefined) return { ok: false, problem: "unknown gateway id" };
+    if (found === "duplicate")
+      return { ok: false, problem: "gateway id claimed by more than one McpGateway" };
+    return { ok: true, value: found };
+  }
+
+  /** The organization id of a gateway: its OrganizationPolicy's spec.organizationId, else that resource's name. */
+  organizationOf(gateway: RegisteredGateway): Lookup<string> {
+    const policy = this.#policyResource(gateway);
+    if (policy === undefined) return { ok: false, problem: this.#missingPolicy(gateway) };
+    return { ok: true, value: organizationIdOf(policy) };
+  }
+
+  policyFor(gateway: RegisteredGateway): Lookup<ServedDocument> {
+    const policy = this.#policyResource(gateway);
+    if (policy === undefined) return { ok: false, problem: this.#missingPolicy(gateway) };
+    const key = `${gateway.namespace}/${policy.metadata.name}`;
+    const built = buildPolicyDocument(policy);
+    if (built.ok) {
+      this.#lastGoodPolicy.set(key, built.value);
+      return built;
+    }
+    const version = `${key}@${policy.metadata.resourceVersion}`;
+    if (!this.#reportedInvalid.has(version)) {
+      if (this.#reportedInvalid.size > 1000) this.#reportedInvalid.clear();
+      this.#reportedInvalid.add(version);
+      this.#log.error("OrganizationPolicy is invalid; its last good document keeps being served", {
+        organizationPolicy: key,
+        problem: built.problem,
+      });
+    }
+    const lastGood = this.#lastGoodPolicy.get(key);
+    return lastGood === undefined ? built : { ok: true, value: lastGood };
+  }
+
+  /** Centralized mode: the gateway YAML the controller rendered into the McpGateway's ConfigMap. */
+  configurationFor(gateway: RegisteredGateway): Lookup<ServedDocument> {
+    const resource = this.#caches.gateways.get(gateway.name, gateway.namespace) as Resource | undefined;
+    const organization = this.organizationOf(gateway);
+    if (resource === undefined || !organization.ok)
+      return { ok: false, problem: organization.ok ? "McpGateway gone" : organization.problem };
+    const { configMapName, configKey } = gatewaySettings(resource);
+    const configMap = this.#caches.configMaps.get(configMapName, gateway.namespace) as
+      | { data?: Record<string, string> }
+      | undefined;
+    const yaml = configMap?.data?.[configKey];
+    if (yaml === undefined) {
+      return {
+        ok: false,
+        problem: `ConfigMap ${gateway.namespace}/${configMapName} (key ${configKey}) is not rendered yet; see the McpGateway's Accepted condition`,
+      };
+    }
+    const body = { organization_id: organization.value, yaml };
+    return { ok: true, value: { etag: etagOf(body), body } };
+  }
+
+  #policyResource(gateway: RegisteredGateway): Resource | undefined {
+    return this.#caches.policies.get(gateway.client.organizationPolicy, gateway.namespace) as
+      | Resource
+      | undefined;
+  }
+
+  #missingPolicy(gateway: RegisteredGateway): string {
+    return `OrganizationPolicy ${gateway.namespace}/${gateway.client.organizationPolicy} does not exist`;
+  }
+
+  #changed(): void {
+    const byId = new Map<string, RegisteredGateway | "duplicate">();
+    for (const object of this.#caches.gateways.list()) {
+      const resource = object as Resource;
+      const client = (resource.spec as { controlPlaneClient?: ControlPlaneClient } | undefined)
+        ?.controlPlaneClient;
+      if (client === undefined) continue;
+      const id = client.gatewayId.toLowerCase();
+      const entry = {
+        namespace: resource.metadata.namespace ?? "default",
+        name: resource.metadata.name,
+        client,
+      };
+      byId.set(id, byId.has(id) ? "duplicate" : entry);
+    }
+    this.#byId = byId;
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+}
+
+function organizationIdOf(policy: Resource): string {
+  return (policy.spec as { organizationId?: string } | undefined)?.organizationId ?? policy.metadata.name;
+}
+
+/** The resource's spec as the gateway's policy document, checked with the gateway's own schema. */
+function buildPolicyDocument(policy: Resource): Lookup<ServedDocument> {
+  const { organizationId: _id, ...spec } = (policy.spec ?? {}) as Record<string, unknown>;
+  let converted: unknown;
+  try {
+    converted = toGatewayValue(spec, kindSchemas().OrganizationPolicy.gateway.schema, "spec", () => {
+      throw new FieldError("spec", "an organization policy takes no secrets");
+    });
+  } catch (error) {
+    return { ok: false, problem: error instanceof Error ? error.message : String(error) };
+  }
+  const document = {
+    organization_id: organizationIdOf(policy),
+    generation: policy.metadata.generation ?? 0,
+    policy: converted,
+  };
+  const parsed = policyDocumentSchema.safeParse(document);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "),
+    };
+  }
+  // What is served is what the resource says (defaults are the gateway's to apply), once it is known to validate.
+  return { ok: true, value: { etag: etagOf(document), body: document } };
+}
