@@ -168,13 +168,16 @@ export class ControlPlaneSource implements ConfigSource {
     const wait = Math.min(this.#options.settings.cache_ttl, MAX_WAIT_SECONDS);
     let retryMs = RETRY_MIN_MS;
     while (!signal.aborted) {
+      // After a failure the first request is a plain revalidation, not a long poll: the control plane being back
+      // shows in /health at once, not when the poll's wait is over.
+      const thisWait = this.#reachable ? wait : 0;
       try {
         await this.#activate();
         if (kind === "policy") {
-          const document = await this.#fetchPolicy(this.#seen.policy, wait);
+          const document = await this.#fetchPolicy(this.#seen.policy, thisWait);
           if (document !== undefined) await this.#applied(kind, await apply({ kind, document }));
         } else {
-          const text = await this.#fetchConfiguration(this.#seen.configuration, wait);
+          const text = await this.#fetchConfiguration(this.#seen.configuration, thisWait);
           if (text !== undefined) await this.#applied(kind, await apply({ kind, text }));
         }
         this.#markReachable();
