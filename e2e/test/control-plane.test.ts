@@ -393,10 +393,13 @@ describe("control plane: svc-operator run serves three gateways (two distributed
         expect(Date.parse(String(reported?.lastHeartbeat))).toBeGreaterThan(Date.now() - 10_000);
       }
     });
-    const modes = ALL.map(
-      (name) =>
-        ((api.get("McpGateway", NS, `gw-${name}`)?.status as JsonObject).controlPlane as JsonObject).mode,
-    );
+    const reportedMode = (name: GatewayName) =>
+      (
+        (api.get("McpGateway", NS, `gw-${name}`)?.status as JsonObject | undefined)?.controlPlane as
+          | JsonObject
+          | undefined
+      )?.mode;
+    const modes = ALL.map(reportedMode);
     expect(modes).toEqual(["distributed", "distributed", "centralized"]);
   });
 

@@ -20,9 +20,9 @@ Options:
   --retry-period S        seconds between lease attempts (default 2)
   --health-host HOST      address of /healthz, /readyz, /metrics (default 0.0.0.0)
   --health-port PORT      their port (default 8081)
-  --control-plane-host H  address of the control-plane API gateways call (default 0.0.0.0)
-  --control-plane-port P  its port (default 8090); 0 picks a free one
-  --no-control-plane      do not serve the control-plane API
+  --control-plane-port P  serve the control-plane API gateways in distributed and centralized mode call, on
+                          port P (0 picks a free one); not served without it (the chart sets 8090)
+  --control-plane-host H  its address (default 0.0.0.0)
   --server URL            API server URL (development; default: in-cluster or kubeconfig)
   -h, --help              show this help
 
@@ -56,7 +56,6 @@ const RUN_OPTIONS = {
   "health-port": { type: "string" },
   "control-plane-host": { type: "string" },
   "control-plane-port": { type: "string" },
-  "no-control-plane": { type: "boolean" },
   server: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -76,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
     const port = Number(values["health-port"] ?? 8081);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       problems.push(`--health-port must be a port number (was "${values["health-port"]}")`);
-    const controlPlanePort = Number(values["control-plane-port"] ?? 8090);
+    const controlPlanePort = Number(values["control-plane-port"] ?? 0);
     if (!Number.isInteger(controlPlanePort) || controlPlanePort < 0 || controlPlanePort > 65535)
       problems.push(`--control-plane-port must be a port number (was "${values["control-plane-port"]}")`);
     const timing = (flag: "lease-duration" | "renew-deadline" | "retry-period", fallbackMs: number) =>
@@ -95,7 +94,7 @@ export async function run(argv: string[]): Promise<number> {
       retryPeriodMs: timing("retry-period", DEFAULT_TIMINGS.retryPeriodMs),
       host: values["health-host"] ?? "0.0.0.0",
       port,
-      ...(values["no-control-plane"]
+      ...(values["control-plane-port"] === undefined
         ? {}
         : { controlPlane: { host: values["control-plane-host"] ?? "0.0.0.0", port: controlPlanePort } }),
     };
