@@ -18,7 +18,7 @@ export const MAX_WAIT_SECONDS = 30;
 const MAX_BODY_BYTES = 16 * 1024;
 const MAX_LONG_POLLS = 10_000;
 /** How long a Secret's digest is trusted before it is read again (a rotated key takes effect within this). */
-const DIGEST_TTL_MS = 10_000;
+const DIGEST_TTL_MS = 5_000;
 /** Heartbeats closer together than this are acknowledged but not written to the McpGateway status. */
 const MIN_STATUS_WRITE_MS = 2_000;
 

@@ -45,6 +45,13 @@ export class GatewayDirectory {
   readonly #reportedInvalid = new Set<string>();
   #waiters: (() => void)[] = [];
   #byId = new Map<string, RegisteredGateway | "duplicate">();
+  /** The McpGateways' uids and generations when the id index was built: a change of status alone keeps it. */
+  #gatewaySpecs = "";
+  /** Built documents by OrganizationPolicy uid, for the resourceVersion they were built from. */
+  readonly #built = new Map<
+    string,
+    { resourceVersion: string | undefined; result: Lookup<ServedDocument> }
+  >();
 
   constructor(kube: KubeClient, log: Logger, namespace?: string) {
     this.#log = log;
@@ -66,8 +73,11 @@ export class GatewayDirectory {
         namespace,
       ),
     };
-    for (const cache of Object.values(this.#caches)) {
-      for (const verb of ["add", "update", "delete"] as const) cache.on(verb, () => this.#changed());
+    for (const verb of ["add", "update", "delete"] as const) {
+      // A heartbeat writes the McpGateway's status: that changes nothing served, so it wakes no long poll.
+      this.#caches.gateways.on(verb, () => this.#changed(false));
+      this.#caches.policies.on(verb, () => this.#changed(true));
+      this.#caches.configMaps.on(verb, () => this.#changed(true));
     }
   }
 
@@ -77,7 +87,7 @@ export class GatewayDirectory {
         startInformer(`control-plane ${name}`, cache, { log: this.#log, signal, schedule: WATCH_BACKOFF }),
       ),
     );
-    this.#changed();
+    this.#changed(true);
   }
 
   async stop(): Promise<void> {
@@ -126,7 +136,7 @@ export class GatewayDirectory {
     const policy = this.#policyResource(gateway);
     if (policy === undefined) return { ok: false, problem: this.#missingPolicy(gateway) };
     const key = `${gateway.namespace}/${policy.metadata.name}`;
-    const built = buildPolicyDocument(policy);
+    const built = this.#buildOnce(policy);
     if (built.ok) {
       this.#lastGoodPolicy.set(key, built.value);
       return built;
@@ -165,6 +175,18 @@ export class GatewayDirectory {
     return { ok: true, value: { etag: etagOf(body), body } };
   }
 
+  /** Each version of a policy is converted and validated once, however many gateways ask and however often. */
+  #buildOnce(policy: Resource): Lookup<ServedDocument> {
+    const uid = policy.metadata.uid ?? `${policy.metadata.namespace}/${policy.metadata.name}`;
+    const cached = this.#built.get(uid);
+    if (cached !== undefined && cached.resourceVersion === policy.metadata.resourceVersion)
+      return cached.result;
+    const result = buildPolicyDocument(policy);
+    if (this.#built.size >= 10_000) this.#built.clear();
+    this.#built.set(uid, { resourceVersion: policy.metadata.resourceVersion, result });
+    return result;
+  }
+
   #policyResource(gateway: RegisteredGateway): Resource | undefined {
     return this.#caches.policies.get(gateway.client.organizationPolicy, gateway.namespace) as
       | Resource
@@ -175,7 +197,12 @@ export class GatewayDirectory {
     return `OrganizationPolicy ${gateway.namespace}/${gateway.client.organizationPolicy} does not exist`;
   }
 
-  #changed(): void {
+  #changed(documentsMayHaveChanged: boolean): void {
+    const specs = JSON.stringify(
+      this.#caches.gateways.list().map((object) => [object.metadata?.uid, object.metadata?.generation]),
+    );
+    if (!documentsMayHaveChanged && specs === this.#gatewaySpecs) return;
+    this.#gatewaySpecs = specs;
     const byId = new Map<string, RegisteredGateway | "duplicate">();
     for (const object of this.#caches.gateways.list()) {
       const resource = object as Resource;
