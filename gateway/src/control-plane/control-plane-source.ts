@@ -21,6 +21,7 @@ import { type CacheContents, readCache, writeCache } from "./document-cache.ts";
 const MAX_WAIT_SECONDS = 25;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 5000;
+const MIN_POLL_INTERVAL_MS = 1000;
 
 export interface ControlPlaneStatus {
   state: "connected" | "unreachable";
@@ -171,17 +172,25 @@ export class ControlPlaneSource implements ConfigSource {
       // After a failure the first request is a plain revalidation, not a long poll: the control plane being back
       // shows in /health at once, not when the poll's wait is over.
       const thisWait = this.#reachable ? wait : 0;
+      const started = Date.now();
       try {
         await this.#activate();
+        let changed: boolean;
         if (kind === "policy") {
           const document = await this.#fetchPolicy(this.#seen.policy, thisWait);
+          changed = document !== undefined;
           if (document !== undefined) await this.#applied(kind, await apply({ kind, document }));
         } else {
           const text = await this.#fetchConfiguration(this.#seen.configuration, thisWait);
+          changed = text !== undefined;
           if (text !== undefined) await this.#applied(kind, await apply({ kind, text }));
         }
         this.#markReachable();
         retryMs = RETRY_MIN_MS;
+        // A control plane that answers "unchanged" without holding the poll (busy, or not long-polling) is asked
+        // again after a pause, not in a tight loop.
+        if (!changed && Date.now() - started < MIN_POLL_INTERVAL_MS)
+          await sleep(MIN_POLL_INTERVAL_MS, undefined, { signal }).catch(() => {});
       } catch (error) {
         if (signal.aborted) return;
         this.#markUnreachable(error);
