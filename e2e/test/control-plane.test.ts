@@ -3,7 +3,6 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -13,6 +12,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { freePort } from "../../framework/test/helpers/processes.ts";
 import { GROUP_VERSION } from "../../operator/src/api/names.ts";
 import { buildCrd } from "../../operator/src/crd/build-crds.ts";
 import type { FakeKubeApi } from "../../operator/src/testing/fake-kube-api.ts";
@@ -118,16 +118,6 @@ interface OperatorProcess {
   logs: Record<string, unknown>[];
   healthUrl: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
 }
 
 async function startOperatorProcess(): Promise<OperatorProcess> {

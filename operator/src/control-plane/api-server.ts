@@ -6,8 +6,8 @@
 // `wait` is held until the document changes or `wait` (at most 30 s) passes, then answers 304. Everything is bounded:
 // request bodies, the wait, the number of long polls held open, the heartbeat write rate.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { listen } from "../controller/http-endpoints.ts";
 import type { Logger } from "../controller/log.ts";
 import type { Metrics } from "../controller/metrics.ts";
 import { describeError, type KubeClient } from "../kube/kube-client.ts";
@@ -255,19 +255,7 @@ export async function serveControlPlaneApi(options: {
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = (MAX_WAIT_SECONDS + 10) * 1000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, resolve);
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    url: `http://${address.address.includes(":") ? `[${address.address}]` : address.address}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, options.host, options.port);
 }
 
 function sendJson(
