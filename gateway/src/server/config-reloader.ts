@@ -126,6 +126,19 @@ export class ConfigReloader {
     let loaded: LoadedConfig;
     try {
       loaded = await loadConfig({ configPath: path, env: this.#options.env });
+      // The deployment mode and the control plane are chosen at start (the SPEC defines no runtime move).
+      const before = JSON.stringify(this.#current.loaded.config.control_plane);
+      if (JSON.stringify(loaded.config.control_plane) !== before) {
+        throw new ConfigError(
+          [
+            {
+              path: "control_plane",
+              message: "cannot change while the gateway runs; restart the gateway to apply it",
+            },
+          ],
+          path,
+        );
+      }
     } catch (error) {
       this.#refused(error, path);
       return false;
