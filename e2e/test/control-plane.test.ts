@@ -195,7 +195,7 @@ function mcpGateway(name: GatewayName): JsonObject {
 }
 
 /** A distributed gateway's own YAML: its server and identity provider; the organization's policy comes on top. */
-function distributedConfig(name: GatewayName): string {
+function distributedConfig(name: GatewayName, cacheTtl = 60): string {
   const file = join(scratch, `gw-${name}.yaml`);
   writeFileSync(
     file,
@@ -205,7 +205,7 @@ function distributedConfig(name: GatewayName): string {
       `  url: http://127.0.0.1:${controlPlanePort}`,
       "  api_key: ${CP_API_KEY}",
       `  gateway_id: ${GATEWAYS[name].id}`,
-      "  cache_ttl: 60",
+      `  cache_ttl: ${cacheTtl}`,
       "identity_providers:",
       "  - name: e2e",
       "    type: hosted_idp",
@@ -420,6 +420,17 @@ describe("control plane: svc-operator run serves three gateways (two distributed
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) statuses.push(await status("b", "auditor"));
     expect(statuses).toContain(429);
+  });
+
+  it("refuses a file reload that changes control_plane: the control plane is chosen at start", async () => {
+    distributedConfig("b", 120);
+    await waitFor(() =>
+      expect(gateways.b.logs.some((line) => line.includes("cannot change while the gateway runs"))).toBe(
+        true,
+      ),
+    );
+    distributedConfig("b");
+    expect(await status("b", "contractor")).toBe(403);
   });
 
   it("refuses a wrong key and an unknown gateway id with 401, in the operator's log and metrics", async () => {
