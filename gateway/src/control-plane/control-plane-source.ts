@@ -103,9 +103,14 @@ export class ControlPlaneSource implements ConfigSource {
       });
       const policy = policyDocumentSchema.safeParse(cached?.policy?.body);
       const configuration = cached?.configuration?.body;
+      const otherOrganization =
+        policy.success &&
+        settings.organization_id !== undefined &&
+        policy.data.organization_id !== settings.organization_id;
       if (
         cached === undefined ||
         !policy.success ||
+        otherOrganization ||
         (this.#options.centralized && typeof configuration !== "string")
       ) {
         throw new ControlPlaneError(
