@@ -86,6 +86,15 @@ afterAll(async () => {
 
 describe("control-plane API", () => {
   it("activates a gateway and names its organization (metadata.name when organizationId is unset)", async () => {
+    await waitFor(() =>
+      expect(
+        (
+          (api.get("OrganizationPolicy", NS, "acme")?.status as JsonObject | undefined)?.conditions as
+            | JsonObject[]
+            | undefined
+        )?.[0],
+      ).toMatchObject({ type: "Accepted", status: "True" }),
+    );
     const response = await call("activation", { method: "POST", body: "{}" });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ gateway_id: GATEWAY_ID, organization_id: "acme" });
@@ -128,6 +137,18 @@ describe("control-plane API", () => {
     const after = await call("policy");
     expect(after.headers.get("etag")).toBe(good.headers.get("etag"));
     expect(await after.json()).toEqual(goodBody);
+    // kubectl get organizationpolicies shows it: Accepted=False with the gateway schema's words.
+    await waitFor(() => {
+      const conditions = (api.get("OrganizationPolicy", NS, "acme")?.status as JsonObject | undefined)
+        ?.conditions as JsonObject[] | undefined;
+      expect(conditions?.find((condition) => condition.type === "Accepted")).toMatchObject({
+        status: "False",
+        reason: "Invalid",
+        message: expect.stringMatching(
+          /scrubbing\.custom_rules\.0\.pattern: .*gateways keep the organization's last valid policy/,
+        ),
+      });
+    });
   });
 
   it("writes heartbeats into the McpGateway status and refuses a malformed one", async () => {

@@ -1,16 +1,22 @@
-import { createHash } from "node:crypto";
 import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
-import { policyDocumentSchema } from "@svc-mcp/gateway/config";
-import { FieldError, toGatewayValue } from "../api/gateway-fields.ts";
 import { GROUP_VERSION, KINDS, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../api/names.ts";
 import type { ControlPlaneClient } from "../api/operator-schemas.ts";
-import { kindSchemas } from "../api/resource-schemas.ts";
 import { WATCH_BACKOFF } from "../controller/backoff.ts";
 import type { Logger } from "../controller/log.ts";
 import { startInformer } from "../controller/start-informer.ts";
 import type { KubeClient } from "../kube/kube-client.ts";
 import { gatewaySettings } from "../render/render-gateway.ts";
 import type { Resource } from "../render/resources.ts";
+import {
+  buildPolicyDocument,
+  etagOf,
+  type Lookup,
+  organizationIdOf,
+  type ServedDocument,
+} from "./policy-document.ts";
+import { writePolicyStatus } from "./policy-status.ts";
+
+export type { Lookup, ServedDocument } from "./policy-document.ts";
 
 // What the control-plane API serves, read from the cluster through informers: the McpGateways that have a
 // controlPlaneClient (who may call, by gateway id), their OrganizationPolicies (the policy document) and the
@@ -26,20 +32,9 @@ export interface RegisteredGateway {
   client: ControlPlaneClient;
 }
 
-export interface ServedDocument {
-  etag: string;
-  body: Record<string, unknown>;
-}
-
-export type Lookup<T> = { ok: true; value: T } | { ok: false; problem: string };
-
-/** A strong ETag of a JSON document: the first 128 bits of its SHA-256. */
-export function etagOf(body: unknown): string {
-  return `"${createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 32)}"`;
-}
-
 export class GatewayDirectory {
   readonly #log: Logger;
+  readonly #writeStatus: (object: KubernetesObject) => void;
   readonly #caches: { gateways: Cache; policies: Cache; configMaps: Cache };
   readonly #lastGoodPolicy = new Map<string, ServedDocument>();
   readonly #reportedInvalid = new Set<string>();
@@ -53,8 +48,9 @@ export class GatewayDirectory {
     { resourceVersion: string | undefined; result: Lookup<ServedDocument> }
   >();
 
-  constructor(kube: KubeClient, log: Logger, namespace?: string) {
+  constructor(kube: KubeClient, log: Logger, isLeader: () => boolean, namespace?: string) {
     this.#log = log;
+    this.#writeStatus = (object) => writePolicyStatus(object, { kube, log, isLeader });
     const crd = (kind: "McpGateway" | "OrganizationPolicy") => ({
       apiVersion: GROUP_VERSION,
       kind,
@@ -77,6 +73,7 @@ export class GatewayDirectory {
       // A heartbeat writes the McpGateway's status: that changes nothing served, so it wakes no long poll.
       this.#caches.gateways.on(verb, () => this.#changed(false));
       this.#caches.policies.on(verb, () => this.#changed(true));
+      if (verb !== "delete") this.#caches.policies.on(verb, (object) => this.#writeStatus(object));
       this.#caches.configMaps.on(verb, () => this.#changed(true));
     }
   }
@@ -97,6 +94,11 @@ export class GatewayDirectory {
 
   get registered(): number {
     return this.#byId.size;
+  }
+
+  /** On becoming the leader: the OrganizationPolicies' Accepted conditions, which only the leader writes. */
+  writePolicyStatuses(): void {
+    for (const policy of this.#caches.policies.list()) this.#writeStatus(policy);
   }
 
   /** Long polls waiting for a change now. */
@@ -220,35 +222,4 @@ export class GatewayDirectory {
     this.#byId = byId;
     for (const wake of this.#waiters.splice(0)) wake();
   }
-}
-
-function organizationIdOf(policy: Resource): string {
-  return (policy.spec as { organizationId?: string } | undefined)?.organizationId ?? policy.metadata.name;
-}
-
-/** The resource's spec as the gateway's policy document, checked with the gateway's own schema. */
-function buildPolicyDocument(policy: Resource): Lookup<ServedDocument> {
-  const { organizationId: _id, ...spec } = (policy.spec ?? {}) as Record<string, unknown>;
-  let converted: unknown;
-  try {
-    converted = toGatewayValue(spec, kindSchemas().OrganizationPolicy.gateway.schema, "spec", () => {
-      throw new FieldError("spec", "an organization policy takes no secrets");
-    });
-  } catch (error) {
-    return { ok: false, problem: error instanceof Error ? error.message : String(error) };
-  }
-  const document = {
-    organization_id: organizationIdOf(policy),
-    generation: policy.metadata.generation ?? 0,
-    policy: converted,
-  };
-  const parsed = policyDocumentSchema.safeParse(document);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problem: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "),
-    };
-  }
-  // What is served is what the resource says (defaults are the gateway's to apply), once it is known to validate.
-  return { ok: true, value: { etag: etagOf(document), body: document } };
 }

@@ -47,6 +47,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const kube = new KubeClient(loadKubeConfig(options));
   const metrics = new Metrics();
   let controller: Controller | undefined;
+  /** The control-plane API's caches (with options.controlPlane). */
+  let directory: GatewayDirectory | undefined;
   let transition: Promise<void> = Promise.resolve();
   let leading = false;
 
@@ -88,6 +90,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       onStartedLeading: () => {
         leading = true;
         startController();
+        directory?.writePolicyStatuses();
       },
       onStoppedLeading: () => {
         leading = false;
@@ -113,9 +116,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   // The control-plane API reads its own caches, so every replica serves it, leading or not.
   const controlPlaneLifetime = new AbortController();
   let controlPlane: ControlPlaneApi | undefined;
-  let directory: GatewayDirectory | undefined;
   if (options.controlPlane !== undefined) {
-    directory = new GatewayDirectory(kube, log, options.namespace);
+    directory = new GatewayDirectory(kube, log, () => leading, options.namespace);
     controlPlane = await serveControlPlaneApi({ ...options.controlPlane, kube, directory, metrics, log });
     directory.start(controlPlaneLifetime.signal).catch((error: unknown) => {
       log.error("control-plane caches failed to start", { error: String(error) });

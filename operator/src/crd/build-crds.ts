@@ -35,6 +35,7 @@ const PRINTER_COLUMNS: Record<Kind, { name: string; type: string; jsonPath: stri
   ],
   OrganizationPolicy: [
     { name: "Organization", type: "string", jsonPath: ".spec.organizationId" },
+    { name: "Accepted", type: "string", jsonPath: condition("Accepted") },
     { name: "Generation", type: "integer", jsonPath: ".metadata.generation" },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
