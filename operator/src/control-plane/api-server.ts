@@ -71,7 +71,7 @@ export async function serveControlPlaneApi(options: {
   );
   const countRefusal = metrics.counter(
     "svc_operator_control_plane_refused_total",
-    "Control-plane API requests refused, by reason (unknown_gateway, wrong_key, no_key_digest, other_organization)",
+    "Control-plane API requests refused, by reason (unknown_gateway, duplicate_gateway, wrong_key, no_key_digest, other_organization)",
   );
   metrics.gauge(
     "svc_operator_control_plane_gateways",
