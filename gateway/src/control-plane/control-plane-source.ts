@@ -96,7 +96,9 @@ export class ControlPlaneSource implements ConfigSource {
       return { policy, ...(configuration === undefined ? {} : { configuration }), fromCache: false };
     } catch (error) {
       if (error instanceof ControlPlaneError && isRefusal(error.status)) throw error;
-      this.#markUnreachable(error);
+      // No "keeps serving" log here: what happens next (the cache, or no start) is logged below.
+      this.#reachable = false;
+      this.#lastError = error instanceof Error ? error.message : String(error);
       const cached = await readCache(cachePath, settings.gateway_id).catch((cacheError: unknown) => {
         logger.error("control plane cache file unreadable", { path: cachePath, error: String(cacheError) });
         return undefined;
