@@ -22,6 +22,8 @@ const DIGEST_TTL_MS = 5_000;
 /** Heartbeats closer together than this are acknowledged but not written to the McpGateway status. */
 const MIN_STATUS_WRITE_MS = 2_000;
 
+const UNKNOWN_GATEWAY_DIGEST = Buffer.alloc(32);
+
 const ENDPOINTS = { activation: "POST", policy: "GET", configuration: "GET", heartbeat: "POST" } as const;
 type Endpoint = keyof typeof ENDPOINTS;
 
@@ -105,6 +107,9 @@ export async function serveControlPlaneApi(options: {
   ): Promise<{ gateway: RegisteredGateway; organizationId: string }> => {
     const found = directory.find(gatewayId);
     const key = bearerKey(request.headers.authorization);
+    // An unknown id costs the same digest comparison as a wrong key, so the answer's timing says little about
+    // which ids exist (the Secret read behind a known id is cached).
+    if (!found.ok) keyMatches(key ?? "", UNKNOWN_GATEWAY_DIGEST);
     if (!found.ok)
       throw new Refusal(
         401,
