@@ -336,7 +336,7 @@ describe("controller", () => {
       apiVersion: group,
       kind: "McpGateway",
       metadata: { name: "main", namespace: NS },
-      spec: gatewaySpec({ gatewayPolicy: { localServers: { enabled: true } } }),
+      spec: gatewaySpec({ security: { rateLimiting: { requestsPerMinute: 9000 } } }),
     });
     await waitFor(() =>
       expect(condition("McpServer", "needs-oauth", "Accepted")).toMatchObject({
@@ -353,7 +353,7 @@ describe("controller", () => {
       }),
     );
     expect(condition("McpGateway", "main", "Accepted")?.message).toMatch(
-      /McpGateway gw\/main: spec\.gatewayPolicy\.localServers\.enabled: the local servers policy is not supported yet by this gateway version: it would block or admit nothing; set it to false/,
+      /McpGateway gw\/main: spec\.security\.rateLimiting\.requestsPerMinute: must be a whole number from 1 to 5000 when rate limiting is enabled/,
     );
     expect(api.get("ConfigMap", NS, "main-config")?.data).toEqual(before);
 

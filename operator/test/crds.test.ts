@@ -62,7 +62,10 @@ describe("generated CRDs", () => {
     expect(version).toBeDefined();
     expect(structuralViolations(version?.schema.openAPIV3Schema ?? {}, kind)).toEqual([]);
     expect(version?.subresources).toEqual({ status: {} });
-    expect(version?.additionalPrinterColumns.map((column) => column.name)).toContain("Ready");
+    // The reconciled kinds show their Ready condition; an OrganizationPolicy (read by the control-plane API) its id.
+    expect(version?.additionalPrinterColumns.map((column) => column.name)).toContain(
+      kind === "OrganizationPolicy" ? "Organization" : "Ready",
+    );
   });
 
   it("maps gateway fields to camelCase and secrets to secretKeyRef", () => {

@@ -169,6 +169,47 @@ describe("helm chart", () => {
     expect(validateResource("McpGateway", gateway)).toEqual([]);
   });
 
+  it("joins a gateway to the control plane: distributed through its McpGateway, centralized without a config file", async () => {
+    const examples = join(repoRoot, "helm", "examples");
+    const distributed = await helmTemplate<Manifest>({
+      kubeVersion: KUBE_VERSION,
+      valuesFile: join(examples, "control-plane-distributed.yaml"),
+    });
+    const operatorArgs = find(distributed.manifests, "Deployment", "svc-gateway-operator").spec.template.spec
+      .containers[0]?.args;
+    expect(operatorArgs).toContain("--control-plane-port=8090");
+    expect(find(distributed.manifests, "Service", "svc-gateway-control-plane")).toBeDefined();
+    const gateway = find(distributed.manifests, "McpGateway", "svc-gateway");
+    expect(gateway.spec).toMatchObject({
+      controlPlane: {
+        url: "http://svc-gateway-control-plane.svc-gateway.svc:8090",
+        gatewayId: "0b6b2c1e-6a1f-4c38-9d1e-0d8e4b6f7a11",
+        apiKey: { secretKeyRef: { name: "gateway-cp-key", key: "api-key" } },
+      },
+      controlPlaneClient: { organizationPolicy: "acme" },
+    });
+    expect(validateResource("McpGateway", gateway)).toEqual([]);
+
+    const centralized = await helmTemplate<Manifest>({
+      kubeVersion: KUBE_VERSION,
+      valuesFile: join(examples, "control-plane-centralized.yaml"),
+    });
+    const pod = find(centralized.manifests, "Deployment", "svc-gateway").spec.template.spec;
+    const container = pod.containers[0];
+    expect(container?.args).not.toContain("--config");
+    expect(pod.volumes?.map((volume: { name: string }) => volume.name)).not.toContain("config");
+    expect(container?.env).toEqual(
+      expect.arrayContaining([
+        { name: "SVC_CONTROL_PLANE_URL", value: "https://control-plane.example.com" },
+        { name: "SVC_GATEWAY_ID", value: "2d8d4e3a-8c3b-4e5a-9f3a-2fa06d8b9c33" },
+        {
+          name: "SVC_CONTROL_PLANE_API_KEY",
+          valueFrom: { secretKeyRef: { name: "gateway-cp-key", key: "api-key" } },
+        },
+      ]),
+    );
+  });
+
   it("runs the bundled Redis with a password from a Secret, and the gateway's REDIS_URL carries it", async () => {
     const { manifests } = await template(
       "redis.bundled.enabled=true",

@@ -1,9 +1,8 @@
 import type { ConfigProblem } from "./problems.ts";
 
 // Centralized mode: no configuration file; everything comes from the control plane, which the gateway finds
-// through these environment variables. The mode is detected, but no control plane client is built yet: the
-// configuration built here goes through the one validator, which refuses its control_plane (not-built.ts), so the
-// gateway does not start serving nothing while looking configured.
+// through these environment variables. The configuration built here holds only control_plane; the gateway then
+// fetches the whole configuration from the control plane (control-plane/centralized-config.ts).
 
 export const CONTROL_PLANE_ENV = {
   url: "SVC_CONTROL_PLANE_URL",

@@ -11,6 +11,12 @@ export {
 } from "./derive.ts";
 export { CONFIG_FILE_ENV, CONFIG_FILE_LOCATIONS, findConfigFile } from "./discover.ts";
 export { type LoadedConfig, type LoadOptions, loadConfig } from "./load.ts";
+export {
+  type OrganizationPolicy,
+  organizationPolicySchema,
+  type PolicyDocument,
+  policyDocumentSchema,
+} from "./organization-policy.ts";
 export { ConfigError, type ConfigProblem, formatProblem } from "./problems.ts";
 export * from "./schema.ts";
 export { apiKeyHeaderVariable, apiKeyVariable, serverEnvSuffix } from "./server-env.ts";

@@ -1,10 +1,10 @@
 import type { PathSegment } from "./problems.ts";
 import { asList, asRecord, type RuleProblem } from "./rules.ts";
-import { localServersPolicySchema, serverSchema } from "./schema.ts";
+import { serverSchema } from "./schema.ts";
 
 // Settings the configuration can express for features this gateway version does not implement. A
-// security gateway that accepted, say, a control plane and never contacted it would leave a platform team believing
-// its policies apply, so a setting that turns such a feature on is refused, naming the field. Each check
+// security gateway that accepted, say, upstream OAuth settings and never used them would leave a platform team
+// believing they apply, so a setting that turns such a feature on is refused, naming the field. Each check
 // reads the effective value (the schema's default when the field is absent) of whatever parsed, so a file with
 // other problems still gets these reported in the same run. Remove a check in the change that builds its feature.
 
@@ -26,15 +26,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
   const refuse = (path: PathSegment[], feature: string, consequence: string, instead: string) =>
     problems.push({ path, message: `${feature} ${NOT_SUPPORTED_YET}: ${consequence}; ${instead}` });
 
-  if (root.control_plane !== undefined) {
-    refuse(
-      ["control_plane"],
-      "a control plane (distributed mode)",
-      "the gateway would never contact it or apply its policies",
-      "remove control_plane and keep servers and policies in the configuration file",
-    );
-  }
-
   asList(root.servers).forEach((server, index) => {
     const fields = asRecord(server);
     const at = (...path: PathSegment[]) => ["servers", index, ...path];
@@ -52,16 +43,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
       }
     }
   });
-
-  const policy = asRecord(root.gateway_policy);
-  if (effective(localServersPolicySchema.shape.enabled, asRecord(policy.local_servers).enabled) === true) {
-    refuse(
-      ["gateway_policy", "local_servers", "enabled"],
-      "the local servers policy",
-      "it would block or admit nothing",
-      "set it to false",
-    );
-  }
 
   return problems;
 }

@@ -35,7 +35,9 @@ export const controlPlaneSchema = z
       "Organization; resolved from the control plane at activation when unset",
     ).optional(),
   })
-  .describe("Presence activates Distributed mode; not built yet, so a file with control_plane is refused");
+  .describe(
+    "Presence activates Distributed mode: organization policy and monitoring come from the control plane (docs/control-plane.md)",
+  );
 
 // ---- identity_providers[] ----------------------------------------------------------------------------------
 
@@ -290,7 +292,7 @@ export const capabilityRbacDefaultsSchema = z.strictObject({
 });
 
 export const localServersPolicySchema = z.strictObject({
-  enabled: flag(false, "Turns the local servers policy on; not built yet, so true is refused"),
+  enabled: flag(false, "Turns the local servers policy on (servers defined in this YAML, by group)"),
   mode: oneOf(RBAC_MODES, "allow admits, deny blocks the listed groups' local servers").default("allow"),
   groups: stringList("Groups the policy applies to").nullable().default(null),
 });

@@ -6,6 +6,8 @@ export interface RateLimitSettings {
   /** Requests per user per window (the YAML's requests_per_minute). */
   limit: number;
   windowSeconds: number;
+  /** Counts apart from the global quota (an organization's per-server limit: `server/<name>`). */
+  scope?: string;
 }
 
 export type RateLimitResult =
@@ -41,7 +43,8 @@ export class RateLimiter {
     const windowIndex = Math.floor(now / windowMs);
     const elapsed = now - windowIndex * windowMs;
     const user = principalKey({ idp: provider, sub: subject });
-    const key = (index: number) => `svc:rl:{${user}}:${settings.windowSeconds}:${index}`;
+    const scope = settings.scope === undefined ? "" : `${settings.scope}:`;
+    const key = (index: number) => `svc:rl:{${user}}:${scope}${settings.windowSeconds}:${index}`;
     let step: number[];
     try {
       step = await this.#store.eval(

@@ -4,6 +4,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import type { AuditLog } from "../audit/audit-log.ts";
+import { checkAccessRules } from "../control-plane/organization-access.ts";
 import { errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import {
@@ -213,6 +214,7 @@ async function proxyRequest(
         record.decisions.push({ decision, capability: about });
       }
     : undefined;
+  if (route.accessRules !== undefined) checkAccessRules(route.accessRules, principal.groups, route.name);
   authorizeServer(route.server, policy, principal, onDecision);
   span?.event("server_authorized");
 
@@ -220,6 +222,8 @@ async function proxyRequest(
   //    from step 2; still before the body is read, so a flood costs one KV round trip per request and no parsing.
   if (snapshot.rateLimit !== undefined)
     setExtraHeaders(record, await checkRateLimit(deps, snapshot.rateLimit, principal, server));
+  if (route.serverRateLimit !== undefined)
+    setExtraHeaders(record, await checkRateLimit(deps, route.serverRateLimit, principal, server));
   if (snapshot.replayProtection && authenticated.proof !== undefined) {
     await checkDpopReplay(deps, authenticated.proof);
   }

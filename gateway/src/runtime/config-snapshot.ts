@@ -2,8 +2,11 @@
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
+import type { PolicyDocument } from "../config/organization-policy.ts";
 import { formatPath } from "../config/problems.ts";
 import { apiKeyHeaderVariable, apiKeyVariable, serverEnvSuffix } from "../config/server-env.ts";
+import { mergeOrganizationPolicy } from "../control-plane/merge-policy.ts";
+import { type AccessRule, accessRulesFor } from "../control-plane/organization-access.ts";
 import { type CompiledFirewall, compileFirewall, DetectorSet } from "../firewall/detectors.ts";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { type AuthMode, authModeFor } from "../identity/authenticate.ts";
@@ -32,6 +35,10 @@ export interface UpstreamRoute {
   scrubbing?: CompiledScrubbing;
   /** The prompt-injection firewall for this server (both layers merged, detectors built); unset when off. */
   firewall?: CompiledFirewall;
+  /** Access rules checked before the server's RBAC (organization server_rbac, local servers policies); unset: none. */
+  accessRules?: readonly AccessRule[];
+  /** The organization's per-user rate limit of this server, on top of the global one; unset: none. */
+  serverRateLimit?: RateLimitSettings;
   server: ServerConfig;
 }
 
@@ -48,6 +55,8 @@ export interface ConfigSnapshot {
   replayProtection: boolean;
   /** The firewall detectors this configuration built; closed when a reload replaces it. */
   detectors: DetectorSet;
+  /** The organization policy merged in (distributed and centralized mode), once one has been received. */
+  organization?: PolicyDocument;
 }
 
 function apiKeyAuth(
@@ -80,9 +89,20 @@ export function buildSnapshot(
   allowAnonymous: boolean,
   /** The gateway's own authorization server, when oauth_server is on: its tokens are trusted like a provider's. */
   ownIssuer?: OwnIssuerTrust,
+  /** The organization layer from the control plane (control-plane/merge-policy.ts says how it merges). */
+  organization?: PolicyDocument,
 ): ConfigSnapshot {
   const routes = new Map<string, UpstreamRoute>();
   const problems: ConfigProblem[] = [];
+  const orgPolicy = organization?.policy;
+  if (orgPolicy !== undefined) {
+    const merged = mergeOrganizationPolicy(loaded.config, orgPolicy);
+    if ("problems" in merged) throw new ConfigError(merged.problems, loaded.source);
+    loaded = { ...loaded, config: merged.config };
+  }
+  // Servers a control plane defines (centralized mode) are not local: the local servers policies skip them.
+  const local = loaded.mode !== "centralized";
+  const serverLimits = new Map((orgPolicy?.server_rate_limits ?? []).map((limit) => [limit.server, limit]));
   const gatewayScrubbing = loaded.config.gateway_policy.scrubbing;
   const detectors = new DetectorSet();
   for (const [index, server] of loaded.config.servers.entries()) {
@@ -101,14 +121,14 @@ export function buildSnapshot(
     if (Array.isArray(instances)) route.instanceOrigins = instances;
     else if (instances !== undefined)
       problems.push({ path: `servers[${index}].url`, message: instances.problem });
-    // The organization layer (from a control plane) will come first in this list.
-    const scrubbing = compileScrubbing(
-      server.security === undefined ? [gatewayScrubbing] : [gatewayScrubbing, server.security],
-      {
-        hashKey: env[HASH_KEY_VARIABLE],
-        layerPaths: ["gateway_policy.scrubbing", `servers[${index}].security`],
-      },
-    );
+    // Layers in order organization, gateway, server: a later layer's replacement text wins.
+    const layers = [gatewayScrubbing, ...(server.security === undefined ? [] : [server.security])];
+    const layerPaths = ["gateway_policy.scrubbing", `servers[${index}].security`];
+    if (orgPolicy?.scrubbing !== undefined) {
+      layers.unshift(orgPolicy.scrubbing);
+      layerPaths.unshift("organization policy scrubbing");
+    }
+    const scrubbing = compileScrubbing(layers, { hashKey: env[HASH_KEY_VARIABLE], layerPaths });
     if ("problems" in scrubbing) problems.push(...scrubbing.problems);
     else if (scrubbing.enabled) route.scrubbing = scrubbing;
     const firewall = mergeFirewallLayers(loaded.config.gateway_policy.firewall, server.firewall, [
@@ -121,6 +141,15 @@ export function buildSnapshot(
       problems.push(...firewall.problems.map((p) => ({ path: formatPath(p.path), message: p.message })));
     } else if (firewall.settings !== undefined)
       route.firewall = compileFirewall(firewall.settings, detectors, `servers[${index}].firewall`);
+    const accessRules = accessRulesFor(loaded.config, orgPolicy, local);
+    if (accessRules !== undefined) route.accessRules = accessRules;
+    const serverLimit = serverLimits.get(server.name);
+    if (serverLimit !== undefined)
+      route.serverRateLimit = {
+        limit: serverLimit.requests_per_minute,
+        windowSeconds: serverLimit.window_seconds,
+        scope: `server/${server.name}`,
+      };
     routes.set(server.name, route);
   }
   if (problems.length > 0) {
@@ -140,6 +169,7 @@ export function buildSnapshot(
     rateLimit,
     replayProtection: replay_protection.enabled,
     detectors,
+    ...(organization === undefined ? {} : { organization }),
   };
 }
 

@@ -109,6 +109,7 @@ export class GatewayMetrics {
   readonly #piiReplacements = new Map<string, number>();
   readonly #firewallFindings = new Map<string, number>();
   readonly #groupSyncFallbacks = new Map<string, number>();
+  readonly #controlPlaneDocuments = new Map<string, number>();
   readonly #reloads = new Map<string, number>([
     ['result="success"', 0],
     ['result="failure"', 0],
@@ -221,6 +222,23 @@ export class GatewayMetrics {
     this.#firewallFindings.set(key, (this.#firewallFindings.get(key) ?? 0) + 1);
   }
 
+  /** A document from the control plane: applied, or refused (invalid; the last good one keeps serving). */
+  recordControlPlaneDocument(kind: "policy" | "config", result: "applied" | "refused"): void {
+    const key = labels({ kind, result });
+    this.#controlPlaneDocuments.set(key, (this.#controlPlaneDocuments.get(key) ?? 0) + 1);
+  }
+
+  /** Requests and errors (HTTP 5xx) so far, for the control plane's monitoring: read per heartbeat, not per request. */
+  requestTotals(): { requests: number; errors: number } {
+    let requests = 0;
+    let errors = 0;
+    for (const [key, count] of this.#requests) {
+      requests += count;
+      if (/status="5\d\d"/.test(key)) errors += count;
+    }
+    return { requests, errors };
+  }
+
   recordReload(ok: boolean): void {
     const key = ok ? 'result="success"' : 'result="failure"';
     this.#reloads.set(key, (this.#reloads.get(key) ?? 0) + 1);
@@ -317,6 +335,12 @@ export class GatewayMetrics {
           "counter",
           "Configuration reloads by result; a failure keeps the last good configuration serving.",
           this.#reloads,
+        ),
+        scalar(
+          "svc_gateway_control_plane_documents_total",
+          "counter",
+          "Documents received from the control plane by kind (policy, config) and result (applied, refused: invalid, never applied).",
+          this.#controlPlaneDocuments,
         ),
         scalar(
           "svc_gateway_open_streams",

@@ -8,6 +8,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import type { Logger } from "../log/logger.ts";
+import type { ConfigSource } from "./config-source.ts";
 
 export interface ConfigWatcher {
   close(): void;
@@ -88,5 +89,16 @@ export function watchConfigFile(options: {
       clearInterval(poller);
       watcher?.close();
     },
+  };
+}
+
+/** The configuration file as a ConfigSource: a change it may have seen asks the reloader to look again. */
+export function fileConfigSource(options: { path: string; pollMs: number; logger: Logger }): ConfigSource {
+  let watcher: ConfigWatcher | undefined;
+  return {
+    start: (apply) => {
+      watcher = watchConfigFile({ ...options, onChange: () => void apply({ kind: "file", force: false }) });
+    },
+    close: () => watcher?.close(),
   };
 }

@@ -10,10 +10,15 @@
 //                                  wait in the spool and nothing is lost.
 //   failing, spool_full          → UNHEALTHY: every attempt failed for 5 minutes or more, or the spool is at its cap
 //                                  and new events for that sink are being dropped; exports are blocked.
+// Control plane (distributed and centralized mode):
+//   connected                    → HEALTHY
+//   unreachable                  → DEGRADED: the last good policy keeps being enforced (fail static); the body says
+//                                  how old it is.
 // Group sync (each provider with management credentials, once used):
 //   ok                           → HEALTHY
 //   failing, rate_limited        → DEGRADED: requests get the cached groups or the token's own, never more.
 import type { SinkState, SinkStatus } from "../audit/sink-queue.ts";
+import type { ControlPlaneStatus } from "../control-plane/control-plane-source.ts";
 import type { GroupSyncStatus } from "../identity/group-sync/group-sync.ts";
 import type { KvStoreStatus } from "../kv/index.ts";
 
@@ -30,6 +35,8 @@ export interface HealthInputs {
   auditSinks?: readonly SinkStatus[];
   /** Group sync state per identity provider (only those with management credentials that have been used). */
   groupSync?: Record<string, GroupSyncStatus>;
+  /** The control plane connection (distributed and centralized mode). */
+  controlPlane?: ControlPlaneStatus;
 }
 
 export interface EndpointAnswer {
@@ -49,7 +56,14 @@ export function healthLevel(inputs: HealthInputs): HealthLevel {
   const sinks = (inputs.auditSinks ?? []).map((sink) => SINK_LEVEL[sink.state]);
   if (!inputs.httpClientOk || sinks.includes("UNHEALTHY")) return "UNHEALTHY";
   const groupSyncDown = Object.values(inputs.groupSync ?? {}).some((status) => status.state !== "ok");
-  if (!inputs.kv.healthy || inputs.kv.breaker !== "closed" || sinks.includes("DEGRADED") || groupSyncDown) {
+  const controlPlaneDown = inputs.controlPlane !== undefined && inputs.controlPlane.state !== "connected";
+  if (
+    !inputs.kv.healthy ||
+    inputs.kv.breaker !== "closed" ||
+    sinks.includes("DEGRADED") ||
+    groupSyncDown ||
+    controlPlaneDown
+  ) {
     return "DEGRADED";
   }
   return "HEALTHY";
@@ -91,6 +105,17 @@ export function healthAnswer(inputs: HealthInputs): EndpointAnswer {
         },
       ]),
     );
+  }
+  if (inputs.controlPlane !== undefined) {
+    const cp = inputs.controlPlane;
+    body.control_plane = {
+      state: cp.state,
+      organization_id: cp.organizationId,
+      policy_generation: cp.policyGeneration,
+      policy_age_seconds: cp.policyAgeSeconds,
+      refused_documents: cp.refusedDocuments,
+      ...(cp.lastError === undefined ? {} : { last_error: cp.lastError }),
+    };
   }
   return { status: level === "UNHEALTHY" ? 503 : 200, body };
 }

@@ -27,6 +27,8 @@ export interface GatewaySettings {
   /** GET notification streams open per user on this process. */
   maxStreamsPerUser: number;
   configPollMs: number;
+  /** SVC_CONTROL_PLANE_HEARTBEAT_SECONDS: how often the gateway reports to its control plane. */
+  controlPlaneHeartbeatMs: number;
   allowedOrigins: Set<string> | "any";
   /** SVC_ALLOW_ANONYMOUS=true: without identity providers, requests run as `anonymous` instead of being refused. */
   allowAnonymous: boolean;
@@ -133,6 +135,7 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     maxInFlightPerUser,
     maxStreamsPerUser: whole(env, "SVC_MAX_STREAMS_PER_USER", 16, 1, 100_000),
     configPollMs: number(env, "SVC_CONFIG_POLL_SECONDS", 5, 0, 3600) * 1000,
+    controlPlaneHeartbeatMs: number(env, "SVC_CONTROL_PLANE_HEARTBEAT_SECONDS", 10, 1, 300) * 1000,
     allowedOrigins: parseAllowedOrigins(env.SVC_ALLOWED_ORIGINS),
     allowAnonymous: strictFlag(env, "SVC_ALLOW_ANONYMOUS"),
     allowAnonymousRemote: strictFlag(env, "SVC_ALLOW_ANONYMOUS_REMOTE"),

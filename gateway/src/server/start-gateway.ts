@@ -8,7 +8,12 @@ import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
 import { ExporterSinks, loadExporterModules } from "../audit/exporters/index.ts";
+import { GATEWAY_VERSION } from "../cli/version.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
+import type { PolicyDocument } from "../config/organization-policy.ts";
+import { configurationFromText } from "../control-plane/centralized-config.ts";
+import { ControlPlaneSource } from "../control-plane/control-plane-source.ts";
+import { cacheFilePath } from "../control-plane/document-cache.ts";
 import { type GroupSyncEndpoints, hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
 import { GroupSync } from "../identity/group-sync/group-sync.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
@@ -36,9 +41,10 @@ import {
 } from "../telemetry/start-telemetry.ts";
 import { createGatewayApp } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
-import { type ConfigWatcher, watchConfigFile } from "./config-watcher.ts";
+import type { ConfigSource } from "./config-source.ts";
+import { fileConfigSource } from "./config-watcher.ts";
 import { ConnectionDrain, IDLE_CONNECTION_GRACE_MS } from "./connection-drain.ts";
-import { healthAnswer, readinessAnswer } from "./health.ts";
+import { type HealthInputs, healthAnswer, healthLevel, readinessAnswer } from "./health.ts";
 import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
@@ -234,6 +240,19 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     onFallback: (provider, source) => metrics.recordGroupSyncFallback(provider, source),
   });
 
+  // Distributed and centralized mode: the control plane, once the configuration has named it.
+  let controlPlane: ControlPlaneSource | undefined;
+  const healthInputs = (): HealthInputs => ({
+    kv: kv.status(),
+    httpClientOk: !pools.closed,
+    upstreams: currentConfig()?.routes.size ?? 0,
+    gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
+    anonymousAccess: currentConfig()?.auth.kind === "anonymous",
+    auditSinks: audit.sinkStatus(),
+    groupSync: groupSync.status(),
+    ...(controlPlane === undefined ? {} : { controlPlane: controlPlane.status() }),
+  });
+
   let draining = false;
   const app = createGatewayApp({
     groupSync,
@@ -269,16 +288,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     oauthServer: () => oauthServer,
     forwardRequestHeaders: settings.forwardRequestHeaders,
     requestTracer: () => telemetry?.tracer,
-    health: () =>
-      healthAnswer({
-        kv: kv.status(),
-        httpClientOk: !pools.closed,
-        upstreams: currentConfig()?.routes.size ?? 0,
-        gatewayId: currentConfig()?.loaded.config.control_plane?.gateway_id,
-        anonymousAccess: currentConfig()?.auth.kind === "anonymous",
-        auditSinks: audit.sinkStatus(),
-        groupSync: groupSync.status(),
-      }),
+    health: () => healthAnswer(healthInputs()),
     readiness: () =>
       readinessAnswer({
         configLoaded: reloader !== undefined,
@@ -318,6 +328,33 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ configPath: options.configPath, env });
+    let organization: PolicyDocument | undefined;
+    const controlPlaneSettings = loaded.config.control_plane;
+    if (controlPlaneSettings !== undefined) {
+      controlPlane = new ControlPlaneSource({
+        settings: controlPlaneSettings,
+        centralized: loaded.mode === "centralized",
+        cachePath: cacheFilePath(env, controlPlaneSettings.gateway_id),
+        version: GATEWAY_VERSION,
+        logger,
+        metrics,
+        heartbeatMs: settings.controlPlaneHeartbeatMs,
+        report: () => {
+          const snapshot = currentConfig();
+          return {
+            mode: snapshot?.loaded.mode,
+            health: healthLevel(healthInputs()),
+            config_generation: snapshot?.generation,
+            policy_generation: snapshot?.organization?.generation,
+            ...metrics.requestTotals(),
+          };
+        },
+      });
+      const initial = await controlPlane.initial();
+      organization = initial.policy;
+      if (initial.configuration !== undefined)
+        loaded = configurationFromText(initial.configuration, env, controlPlaneSettings);
+    }
     // What the configuration uses, imported before anything is built from it (and nothing it does not use).
     await loadExporterModules(loaded.config.exporters);
     await loadTelemetryModules(loaded.config.exporters.otel);
@@ -331,6 +368,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const ready = new ConfigReloader({
       ...(oauthServer === undefined ? {} : { ownIssuer: oauthServer.ownIssuer }),
       initial: loaded,
+      ...(organization === undefined ? {} : { organization }),
       env,
       allowAnonymous: settings.allowAnonymous,
       metrics,
@@ -353,8 +391,10 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     });
     await ready.init();
     reloader = ready;
+    await controlPlane?.confirmInitial();
     applyTelemetry(ready.current());
   } catch (error) {
+    controlPlane?.close();
     server.closeAllConnections();
     server.close();
     await pools.destroy();
@@ -371,16 +411,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   warnAboutGroupSyncOff(logger, reloader.current());
   affinityWarnings.check(loaded.config.servers);
 
-  let watcher: ConfigWatcher | undefined;
-  if (reloader.reloadable) {
-    const source = reloader;
-    watcher = watchConfigFile({
-      path: source.source,
-      pollMs: settings.configPollMs,
-      logger,
-      onChange: () => void source.reload(false),
-    });
-  }
+  // Every source of configuration updates feeds the one reloader: the file (when there is one), the control plane.
+  const sources: ConfigSource[] = [];
+  if (reloader.reloadable)
+    sources.push(fileConfigSource({ path: reloader.source, pollMs: settings.configPollMs, logger }));
+  if (controlPlane !== undefined) sources.push(controlPlane);
+  for (const source of sources) source.start(reloader.apply);
 
   // Start-up (loading and compiling the sources and the config) leaves garbage and a grown young generation behind.
   await memory.trim();
@@ -388,7 +424,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     url,
     host,
     config: reloader.source,
-    mode: loaded.mode,
+    mode: reloader.current().loaded.mode,
     servers: reloader.current().routes.size,
     kvstore: kv.status().kind,
     audit: auditTarget.description,
@@ -404,7 +440,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
   /** `auditDeadlineMs`: how long the audit sinks may go on delivering; what is left stays in the exporters' spools. */
   const shutdown = async (force: boolean, auditDeadlineMs: number): Promise<void> => {
-    watcher?.close();
+    for (const source of sources) source.close();
     server.close();
     if (force) {
       server.closeAllConnections();

@@ -29,7 +29,7 @@ describe("svc-gateway validate", () => {
     expect(run.stdout).toBe(
       [
         `valid: ${FULL_EXAMPLE}`,
-        "mode: standalone",
+        "mode: distributed",
         "servers: 3 (2 enabled): github, billing, legacy-search (disabled)",
         "identity providers: 3: corporate-sso (hosted_idp), entra (directory_idp), partner-project (project_idp)",
         "exporters enabled: 0: none",

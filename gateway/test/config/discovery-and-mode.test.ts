@@ -106,18 +106,18 @@ describe("mode detection", () => {
     expect((await load()).mode).toBe("standalone");
   });
 
-  test("distributed: a file with control_plane is refused, as this version has no control-plane client", async () => {
+  test("distributed: a file with control_plane", async () => {
     await writeFile(
       path.join(cwd, "svc-gateway.yaml"),
       `${VALID}control_plane:\n  url: https://cp.example.com\n  api_key: k\n  gateway_id: 6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b\n`,
     );
-    const error = (await load().catch((e: unknown) => e)) as ConfigError;
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      expect.stringMatching(
-        /^control_plane: a control plane \(distributed mode\) is not supported yet by this gateway version/,
-      ),
-    ]);
+    const loaded = await load();
+    expect(loaded.mode).toBe("distributed");
+    expect(loaded.config.control_plane).toMatchObject({
+      url: "https://cp.example.com",
+      timeout: 30,
+      cache_ttl: 300,
+    });
   });
 
   const centralEnv = {
@@ -126,17 +126,11 @@ describe("mode detection", () => {
     SVC_GATEWAY_ID: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
   };
 
-  test("centralized: no file, control-plane settings in the environment: detected, and refused by the same rule", async () => {
-    const error = (await load({ ...centralEnv, SVC_CONTROL_PLANE_TIMEOUT: "45" }).catch(
-      (e: unknown) => e,
-    )) as ConfigError;
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error.source).toBe("environment");
-    expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      expect.stringMatching(
-        /^control_plane: a control plane \(distributed mode\) is not supported yet by this gateway version: .* \(centralized mode: the control plane comes from SVC_CONTROL_PLANE_URL, SVC_CONTROL_PLANE_API_KEY, SVC_GATEWAY_ID; unset them and give the gateway a configuration file\)$/,
-      ),
-    ]);
+  test("centralized: no file, control-plane settings in the environment", async () => {
+    const loaded = await load({ ...centralEnv, SVC_CONTROL_PLANE_TIMEOUT: "45" });
+    expect(loaded.mode).toBe("centralized");
+    expect(loaded.source).toBe("environment");
+    expect(loaded.config.control_plane).toMatchObject({ url: "https://cp.example.com", timeout: 45 });
   });
 
   test("a file wins over centralized settings", async () => {

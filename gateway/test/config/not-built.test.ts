@@ -33,18 +33,6 @@ const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = 
     "servers[0].preregistered_client_id (line 6:30)",
     /^upstream OAuth, which this field configures, is not supported yet by this gateway version: .*; remove it$/,
   ],
-  [
-    "control_plane (distributed mode)",
-    CONTROL_PLANE,
-    "control_plane (line 3:3)",
-    /^a control plane \(distributed mode\) is not supported yet by this gateway version: .*; remove control_plane/,
-  ],
-  [
-    "the local servers policy",
-    "gateway_policy:\n  local_servers:\n    enabled: true\n",
-    "gateway_policy.local_servers.enabled (line 4:14)",
-    /^the local servers policy is not supported yet by this gateway version: it would block or admit nothing; set it to false$/,
-  ],
 ];
 
 describe("svc-gateway validate refuses what this version does not build", () => {
@@ -94,29 +82,24 @@ describe("svc-gateway validate refuses what this version does not build", () => 
     expect(unused.stderr).toMatch(/identity_providers\[0\]\.management_key.*: is used only by project_idp/);
   });
 
-  test("centralized mode (the control plane from the environment) is refused by the same rule", async () => {
-    const run = await svcGateway(["validate"], {
-      env: {
-        SVC_CONTROL_PLANE_URL: "https://cp.example.com",
-        SVC_CONTROL_PLANE_API_KEY: "k",
-        SVC_GATEWAY_ID: "6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
-      },
+  // The control plane (distributed, centralized mode) and the local servers policy are built: they validate.
+  test("control_plane and an enabled local servers policy are accepted", async () => {
+    const run = await svcGateway(["validate", "--config", "-"], {
+      input: `version: "1.0"\n${CONTROL_PLANE}gateway_policy:\n  local_servers:\n    enabled: true\n    mode: deny\n    groups: [contractors]\n`,
     });
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(
-      /^invalid configuration: environment\ncontrol_plane: a control plane \(distributed mode\) is not supported yet by this gateway version: .*\(centralized mode: the control plane comes from SVC_CONTROL_PLANE_URL, SVC_CONTROL_PLANE_API_KEY, SVC_GATEWAY_ID; unset them and give the gateway a configuration file\)\n$/,
-    );
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
   });
 });
 
 test("svc-gateway start refuses it too, before serving anything", async () => {
   const run = await svcGateway(["start", "--config", "-", "--port", "0", "--host", "127.0.0.1"], {
-    input: 'version: "1.0"\ngateway_policy:\n  local_servers:\n    enabled: true\n',
+    input: `version: "1.0"\n${SERVER}`,
     timeoutMs: 20_000,
   });
   expect(run.code).toBe(1);
   expect(run.stderr).toMatch(
-    /invalid gateway configuration in -:\ngateway_policy\.local_servers\.enabled \(line 4:14\): the local servers policy is not supported yet by this gateway version/,
+    /invalid gateway configuration in -:\nservers\[0\]\.upstream_auth_type \(line 3:5\): upstream OAuth \(oauth, the default\) is not supported yet by this gateway version/,
   );
   expect(run.stdout).not.toContain('"msg":"listening"');
 });

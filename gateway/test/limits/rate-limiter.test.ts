@@ -80,6 +80,15 @@ describe("sliding window", () => {
     expect((await limiter.check("idp", "carol", SETTINGS)).outcome).toBe("admitted");
     expect((await limiter.check("other-idp", "bob", SETTINGS)).outcome).toBe("admitted");
   });
+
+  test("a scoped limit (an organization's per-server limit) counts apart from the global one", async () => {
+    const limiter = new RateLimiter(new MemoryKvStore(), () => WINDOW_START);
+    const server = { ...SETTINGS, limit: 1, scope: "server/search" };
+    expect((await limiter.check("idp", "dora", server)).outcome).toBe("admitted");
+    expect((await limiter.check("idp", "dora", server)).outcome).toBe("refused");
+    for (let i = 0; i < 3; i++)
+      expect((await limiter.check("idp", "dora", SETTINGS)).outcome).toBe("admitted");
+  });
 });
 
 describe("shared across gateway instances", () => {

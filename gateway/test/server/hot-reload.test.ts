@@ -87,10 +87,12 @@ test("an invalid config is refused and counted; the last good one keeps serving 
   expect((await request(`${gateway.url}/readiness`)).statusCode).toBe(200);
 });
 
-test("a config turning on a feature this version does not build (the local servers policy) is refused; the old one keeps serving", async () => {
+test("a config turning on a feature this version does not build (upstream OAuth) is refused; the old one keeps serving", async () => {
   const failuresBefore = await reloads("failure");
   const successesBefore = await reloads("success");
-  kubeletSwap(`${configYaml(servers("e"))}gateway_policy:\n  local_servers:\n    enabled: true\n`);
+  kubeletSwap(
+    configYaml([...servers("e"), { name: "needs-oauth", url: upstream.url, upstream_auth_type: "oauth" }]),
+  );
   await until(async () => (await reloads("failure")) === failuresBefore + 1, "the refused reload");
   expect(await reloads("success")).toBe(successesBefore);
   expect(await status("/e/mcp")).toBe(404);

@@ -88,3 +88,14 @@ seccompProfile:
 {{- else if and .Values.gateway.ingress.enabled .Values.gateway.ingress.host }}{{ ternary "https" "http" (ne .Values.gateway.ingress.tls.secretName "") }}://{{ .Values.gateway.ingress.host }}
 {{- end }}
 {{- end }}
+
+{{/* The control-plane URL a gateway calls: the value, else this release's operator control-plane Service. */}}
+{{- define "svc-gateway.controlPlaneUrl" -}}
+{{- if .Values.gateway.controlPlane.url -}}
+{{- .Values.gateway.controlPlane.url -}}
+{{- else if and .Values.operator.enabled .Values.operator.controlPlane.enabled -}}
+http://{{ include "svc-gateway.fullname" . }}-control-plane.{{ .Release.Namespace }}.svc:{{ .Values.operator.controlPlane.port }}
+{{- else -}}
+{{- fail "gateway.controlPlane.mode needs gateway.controlPlane.url, or operator.controlPlane.enabled to use this release's control plane" -}}
+{{- end -}}
+{{- end }}

@@ -14,7 +14,7 @@ export const OWNER_KIND_LABEL = `${API_GROUP}/owner-kind`;
 export const OWNER_NAME_LABEL = `${API_GROUP}/owner-name`;
 
 export interface KindInfo {
-  kind: "McpServer" | "IdentityProvider" | "McpGateway";
+  kind: "McpServer" | "IdentityProvider" | "McpGateway" | "OrganizationPolicy";
   plural: string;
   singular: string;
   shortNames: string[];
@@ -29,6 +29,12 @@ export const KINDS = {
     shortNames: ["idp"],
   },
   McpGateway: { kind: "McpGateway", plural: "mcpgateways", singular: "mcpgateway", shortNames: ["mcpgw"] },
+  OrganizationPolicy: {
+    kind: "OrganizationPolicy",
+    plural: "organizationpolicies",
+    singular: "organizationpolicy",
+    shortNames: ["orgpolicy"],
+  },
 } as const satisfies Record<string, KindInfo>;
 
 export type Kind = keyof typeof KINDS;

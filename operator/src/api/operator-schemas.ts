@@ -95,6 +95,23 @@ export const statusSchema = z.strictObject({
     .optional()
     .describe("McpGateway: identity providers in the rendered configuration"),
   configMap: z.string().optional().describe("McpGateway: the ConfigMap holding the rendered gateway YAML"),
+  controlPlane: z
+    .strictObject({
+      gatewayId: z.string().describe("The gateway id that reported"),
+      lastHeartbeat: z
+        .string()
+        .describe("When its last heartbeat arrived (RFC 3339)")
+        .meta({ format: "date-time" }),
+      health: z.enum(["HEALTHY", "DEGRADED", "UNHEALTHY"]).describe("Its health level"),
+      mode: z.enum(["distributed", "centralized"]).optional().describe("Its deployment mode"),
+      version: z.string().max(64).optional().describe("Its svc-gateway version"),
+      configGeneration: z.int().min(0).optional().describe("Its configuration snapshot generation"),
+      policyGeneration: z.int().min(0).optional().describe("The OrganizationPolicy generation it enforces"),
+      requests: z.int().min(0).optional().describe("MCP requests it served since it started"),
+      errors: z.int().min(0).optional().describe("Of those, answered with HTTP 5xx"),
+    })
+    .optional()
+    .describe("McpGateway: what its gateway last reported to the control plane (heartbeat)"),
 });
 
 export type Condition = z.infer<typeof conditionSchema>;
@@ -135,7 +152,27 @@ export const OAUTH_SERVER_KEY_VARIABLES = {
 
 export type OAuthServerKeys = z.infer<typeof oauthServerKeysSchema>;
 
+/**
+ * How a gateway in distributed or centralized mode is known to the control plane the operator serves. The API key is
+ * never stored here or in the operator: the referenced Secret key holds its SHA-256 (hex), compared in constant time.
+ */
+export const controlPlaneClientSchema = z
+  .strictObject({
+    gatewayId: z.uuid().describe("The gateway's control_plane.gateway_id"),
+    organizationPolicy: z
+      .string()
+      .min(1)
+      .describe("The OrganizationPolicy (same namespace) whose organization this gateway belongs to"),
+    apiKeySha256: secretKeyRef(
+      "SHA-256 of the gateway's control_plane.api_key, 64 hex digits (echo -n $KEY | sha256sum)",
+    ),
+  })
+  .describe("This gateway is served by the operator's control-plane API (distributed or centralized mode)");
+
+export type ControlPlaneClient = z.infer<typeof controlPlaneClientSchema>;
+
 export const gatewayWorkloadSchema = z.strictObject({
+  controlPlaneClient: controlPlaneClientSchema.optional(),
   oauthServerKeys: oauthServerKeysSchema.optional(),
   configMapName: z
     .string()

@@ -4,6 +4,7 @@ import {
   gatewayPolicySchema,
   identityProviderSchema,
   oauthServerSchema,
+  organizationPolicySchema,
   securitySchema,
   serverSchema,
 } from "@svc-mcp/gateway/config";
@@ -105,6 +106,27 @@ function buildGatewaySpec(): { spec: JsonSchema; gateway: GatewayPart } {
   return { spec, gateway: { schema: gateway, operatorKeys: Object.keys(workload.properties ?? {}) } };
 }
 
+function buildOrganizationPolicySpec(): { spec: JsonSchema; gateway: GatewayPart } {
+  const gateway = fromGateway(organizationPolicySchema, "OrganizationPolicy.spec");
+  return {
+    spec: {
+      ...gateway,
+      description:
+        "An organization's policy, served to its gateways by the control-plane API and merged with their own gateway_policy",
+      properties: {
+        ...gateway.properties,
+        organizationId: {
+          type: "string",
+          minLength: 1,
+          maxLength: 255,
+          description: "The organization's id, as gateways see it (default metadata.name)",
+        },
+      },
+    },
+    gateway: { schema: gateway, operatorKeys: ["organizationId"] },
+  };
+}
+
 export interface KindSchemas {
   spec: JsonSchema;
   status: JsonSchema;
@@ -117,6 +139,7 @@ function build(): Record<Kind, KindSchemas> {
     McpServer: { ...buildServerSpec(), status },
     IdentityProvider: { ...buildIdentityProviderSpec(), status },
     McpGateway: { ...buildGatewaySpec(), status },
+    OrganizationPolicy: { ...buildOrganizationPolicySpec(), status },
   };
 }
 

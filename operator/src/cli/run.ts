@@ -20,6 +20,9 @@ Options:
   --retry-period S        seconds between lease attempts (default 2)
   --health-host HOST      address of /healthz, /readyz, /metrics (default 0.0.0.0)
   --health-port PORT      their port (default 8081)
+  --control-plane-port P  serve the control-plane API gateways in distributed and centralized mode call, on
+                          port P (0 picks a free one); not served without it (the chart sets 8090)
+  --control-plane-host H  its address (default 0.0.0.0)
   --server URL            API server URL (development; default: in-cluster or kubeconfig)
   -h, --help              show this help
 
@@ -51,6 +54,8 @@ const RUN_OPTIONS = {
   "retry-period": { type: "string" },
   "health-host": { type: "string" },
   "health-port": { type: "string" },
+  "control-plane-host": { type: "string" },
+  "control-plane-port": { type: "string" },
   server: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -70,6 +75,9 @@ export async function run(argv: string[]): Promise<number> {
     const port = Number(values["health-port"] ?? 8081);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       problems.push(`--health-port must be a port number (was "${values["health-port"]}")`);
+    const controlPlanePort = Number(values["control-plane-port"] ?? 0);
+    if (!Number.isInteger(controlPlanePort) || controlPlanePort < 0 || controlPlanePort > 65535)
+      problems.push(`--control-plane-port must be a port number (was "${values["control-plane-port"]}")`);
     const timing = (flag: "lease-duration" | "renew-deadline" | "retry-period", fallbackMs: number) =>
       seconds(values[flag], fallbackMs, flag, problems);
     options = {
@@ -86,6 +94,9 @@ export async function run(argv: string[]): Promise<number> {
       retryPeriodMs: timing("retry-period", DEFAULT_TIMINGS.retryPeriodMs),
       host: values["health-host"] ?? "0.0.0.0",
       port,
+      ...(values["control-plane-port"] === undefined
+        ? {}
+        : { controlPlane: { host: values["control-plane-host"] ?? "0.0.0.0", port: controlPlanePort } }),
     };
     if (problems.length === 1) throw new Error(problems[0]);
     if (problems.length > 1) throw new Error(`${problems.length} problems:\n  ${problems.join("\n  ")}`);

@@ -38,11 +38,15 @@ export function buildStatus(
   };
 }
 
-/** Equal apart from timestamps: no write needed (and no watch event to wake ourselves up again). */
+/**
+ * Equal apart from timestamps: no write needed (and no watch event to wake ourselves up again). An McpGateway's
+ * `controlPlane` (what its gateway reports through the control-plane API) is not the reconcile's to write or compare.
+ */
 export function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
   const strip = (status: ResourceStatus | undefined) =>
     JSON.stringify({
       ...status,
+      controlPlane: undefined,
       conditions: (status?.conditions ?? []).map(({ lastTransitionTime: _t, ...rest }) => rest),
     });
   return strip(a) === strip(b);

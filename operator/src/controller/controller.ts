@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
 import {
   GROUP_VERSION,
@@ -15,12 +14,13 @@ import { formatResourceProblem, type ResourceProblem } from "../render/problems.
 import { GATEWAY_LABEL, gatewaySettings, renderGateway } from "../render/render-gateway.ts";
 import { type Resource, type ResourceRef, refKey } from "../render/resources.ts";
 import { derivedServerUrl, renderServerWorkload, serverDeploymentOf } from "../render/server-workload.ts";
-import { Backoff, type BackoffSchedule, WATCH_BACKOFF } from "./backoff.ts";
+import { type BackoffSchedule, WATCH_BACKOFF } from "./backoff.ts";
 import { buildStatus, type ConditionInput, sameStatus } from "./conditions.ts";
 import { ConfigNudge, configHash } from "./config-nudge.ts";
 import { conditionEvents, eventObject } from "./events.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
+import { startInformer } from "./start-informer.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 // The reconcile loop. Informers keep caches of the three kinds and of what the operator owns; every change
@@ -60,6 +60,9 @@ function withType(object: KubernetesObject, apiVersion: string, kind: string): R
   return { ...(object as unknown as Resource), apiVersion, kind };
 }
 
+/** The kinds the reconcile loop renders; OrganizationPolicy is read by the control-plane API (control-plane/). */
+type ReconciledKind = Exclude<Kind, "OrganizationPolicy">;
+
 const crdType = (kind: Kind): WatchedType => ({
   apiVersion: GROUP_VERSION,
   kind,
@@ -76,7 +79,7 @@ export class Controller {
   private readonly fingerprints = new Map<string, string>();
   private readonly configNudge: ConfigNudge;
   private readonly caches: Record<
-    Kind | "ownedDeployments" | "ownedServices" | "ownedConfigMaps" | "gatewayDeployments",
+    ReconciledKind | "ownedDeployments" | "ownedServices" | "ownedConfigMaps" | "gatewayDeployments",
     Cache
   >;
   private readonly countReconcile: (labels: Record<string, string>) => void;
@@ -182,41 +185,12 @@ export class Controller {
     return this.queue.idle();
   }
 
-  /** Starts a list-watch and resolves once its first list succeeded (retrying with backoff until then, or
-   *  until `stop()`). A list-watch that fails later stops; it is restarted with backoff and resumes from its
-   *  resourceVersion. The informer's own "connect" event fires before its list, so it cannot tell a healthy
-   *  watch from a refused connection: the backoff resets only after a watch ran a while without failing. */
-  private async startInformer(name: string, cache: Cache): Promise<void> {
-    const backoff = new Backoff(this.options.watchBackoff ?? WATCH_BACKOFF);
-    let failed = false;
-    let initialized = false;
-    let retryInMs = 0;
-    const signal = this.lifetime.signal;
-    cache.on("error", (error: unknown) => {
-      failed = true;
-      if (signal.aborted) return;
-      retryInMs = backoff.failed();
-      this.log.warn("watch failed; restarting", {
-        informer: name,
-        error: describeError(error),
-        retryInMs,
-        failures: backoff.failures,
-      });
-      if (!initialized) return; // the loop below retries
-      sleep(retryInMs, undefined, { signal, ref: false })
-        .then(() => cache.start())
-        .then(() => (signal.aborted ? cache.stop() : undefined))
-        .catch(() => undefined);
+  private startInformer(name: string, cache: Cache): Promise<void> {
+    return startInformer(name, cache, {
+      log: this.log,
+      signal: this.lifetime.signal,
+      schedule: this.options.watchBackoff ?? WATCH_BACKOFF,
     });
-    while (!signal.aborted) {
-      failed = false;
-      await cache.start();
-      if (!failed) break;
-      await sleep(retryInMs, undefined, { signal }).catch(() => undefined);
-    }
-    // A stop() while the list was in flight: the informer goes on to open its watch, so close it again.
-    if (signal.aborted) await cache.stop();
-    initialized = true;
   }
 
   private enqueueAll(): void {
@@ -227,7 +201,7 @@ export class Controller {
   }
 
   /** Status-only updates (our own writes) change no fingerprint, so they do not wake the loop again. */
-  private onResourceEvent(kind: Kind, object: KubernetesObject, deleted: boolean): void {
+  private onResourceEvent(kind: ReconciledKind, object: KubernetesObject, deleted: boolean): void {
     const key = `${kind}/${object.metadata?.namespace}/${object.metadata?.name}`;
     const resource = object as Resource;
     const fingerprint = JSON.stringify([
@@ -246,7 +220,7 @@ export class Controller {
   }
 
   private async reconcile(key: string): Promise<void> {
-    const [kind, namespace = "", name = ""] = key.split("/") as [Kind, string, string];
+    const [kind, namespace = "", name = ""] = key.split("/") as [ReconciledKind, string, string];
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
@@ -270,11 +244,11 @@ export class Controller {
 
   /** Cached objects of a kind, with apiVersion and kind filled in: a real API server leaves them out of the
    *  items of a list, and the render needs them (references, owner references). */
-  private resources(kind: Kind): Resource[] {
+  private resources(kind: ReconciledKind): Resource[] {
     return this.caches[kind].list().map((object) => withType(object, GROUP_VERSION, kind));
   }
 
-  private cached(kind: Kind, namespace: string, name: string): Resource | undefined {
+  private cached(kind: ReconciledKind, namespace: string, name: string): Resource | undefined {
     const object = this.caches[kind].get(name, namespace);
     return object ? withType(object, GROUP_VERSION, kind) : undefined;
   }
@@ -397,7 +371,7 @@ export class Controller {
   }
 
   private async reconcileMember(
-    kind: Exclude<Kind, "McpGateway">,
+    kind: Exclude<ReconciledKind, "McpGateway">,
     namespace: string,
     name: string,
   ): Promise<void> {

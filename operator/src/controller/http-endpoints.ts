@@ -33,9 +33,14 @@ export async function serveEndpoints(options: {
       response.writeHead(404).end();
     }
   });
+  return listen(server, options.host, options.port);
+}
+
+/** Starts `server` on host:port; its URL, and a close that cuts open connections (long polls included). */
+export async function listen(server: Server, host: string, port: number): Promise<Endpoints> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port, options.host, resolve);
+    server.listen(port, host, resolve);
   });
   const address = server.address() as AddressInfo;
   return {

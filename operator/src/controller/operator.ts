@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { type ControlPlaneApi, serveControlPlaneApi } from "../control-plane/api-server.ts";
+import { GatewayDirectory } from "../control-plane/gateway-directory.ts";
 import { KubeClient, type KubeClientOptions, loadKubeConfig } from "../kube/kube-client.ts";
 import { Controller } from "./controller.ts";
 import { type Endpoints, serveEndpoints } from "./http-endpoints.ts";
@@ -22,6 +24,8 @@ export interface OperatorOptions extends KubeClientOptions {
   retryPeriodMs: number;
   host: string;
   port: number;
+  /** Where the control-plane API listens (distributed and centralized gateways); absent: not served. */
+  controlPlane?: { host: string; port: number };
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   log?: Logger;
 }
@@ -29,6 +33,7 @@ export interface OperatorOptions extends KubeClientOptions {
 export interface RunningOperator {
   identity: string;
   endpoints: Endpoints;
+  controlPlane: ControlPlaneApi | undefined;
   isLeader(): boolean;
   controller(): Controller | undefined;
   stop(): Promise<void>;
@@ -42,6 +47,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const kube = new KubeClient(loadKubeConfig(options));
   const metrics = new Metrics();
   let controller: Controller | undefined;
+  /** The control-plane API's caches (with options.controlPlane). */
+  let directory: GatewayDirectory | undefined;
   let transition: Promise<void> = Promise.resolve();
   let leading = false;
 
@@ -83,6 +90,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       onStartedLeading: () => {
         leading = true;
         startController();
+        directory?.writePolicyStatuses();
       },
       onStoppedLeading: () => {
         leading = false;
@@ -105,6 +113,18 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     },
   });
 
+  // The control-plane API reads its own caches, so every replica serves it, leading or not.
+  const controlPlaneLifetime = new AbortController();
+  let controlPlane: ControlPlaneApi | undefined;
+  if (options.controlPlane !== undefined) {
+    directory = new GatewayDirectory(kube, log, () => leading, options.namespace);
+    controlPlane = await serveControlPlaneApi({ ...options.controlPlane, kube, directory, metrics, log });
+    directory.start(controlPlaneLifetime.signal).catch((error: unknown) => {
+      log.error("control-plane caches failed to start", { error: String(error) });
+    });
+    log.info("control-plane API listening", { url: controlPlane.url });
+  }
+
   if (options.leaderElection) elector.start();
   else {
     leading = true;
@@ -119,6 +139,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   return {
     identity,
     endpoints,
+    controlPlane,
     isLeader: () => leading && controller?.synced === true,
     controller: () => controller,
     async stop() {
@@ -126,6 +147,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       leading = false;
       stopController();
       await transition;
+      controlPlaneLifetime.abort();
+      await controlPlane?.close();
+      await directory?.stop();
       await endpoints.close();
       log.info("operator stopped");
     },

@@ -26,6 +26,17 @@ const PRINTER_COLUMNS: Record<Kind, { name: string; type: string; jsonPath: stri
     { name: "ConfigMap", type: "string", jsonPath: ".status.configMap", priority: 1 },
     { name: "Accepted", type: "string", jsonPath: condition("Accepted") },
     { name: "Ready", type: "string", jsonPath: condition("Ready") },
+    { name: "Health", type: "string", jsonPath: ".status.controlPlane.health" },
+    { name: "Last-Heartbeat", type: "date", jsonPath: ".status.controlPlane.lastHeartbeat" },
+    { name: "Policy", type: "integer", jsonPath: ".status.controlPlane.policyGeneration" },
+    { name: "Gateway-ID", type: "string", jsonPath: ".spec.controlPlaneClient.gatewayId", priority: 1 },
+    { name: "Version", type: "string", jsonPath: ".status.controlPlane.version", priority: 1 },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+  OrganizationPolicy: [
+    { name: "Organization", type: "string", jsonPath: ".spec.organizationId" },
+    { name: "Accepted", type: "string", jsonPath: condition("Accepted") },
+    { name: "Generation", type: "integer", jsonPath: ".metadata.generation" },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
 };
@@ -81,7 +92,7 @@ export function buildCrd(kind: Kind): Record<string, unknown> {
   };
 }
 
-export const CRD_KINDS: Kind[] = ["McpServer", "IdentityProvider", "McpGateway"];
+export const CRD_KINDS: Kind[] = ["McpServer", "IdentityProvider", "McpGateway", "OrganizationPolicy"];
 
 /** File name → YAML text, exactly as committed in crds/. */
 export function renderCrdFiles(): Map<string, string> {
