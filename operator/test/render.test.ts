@@ -191,6 +191,7 @@ describe("render", () => {
     expect(
       problemsOf([
         gateway({ gatewayPolicy: { localServers: { enabled: true } } }),
+        // No upstreamAuthType: the gateway's default, oauth, which it builds.
         server("needs-oauth", { url: "http://a.example/mcp" }),
         // Group sync is built: half a credential pair is still refused, by the gateway's own rule.
         idp("corp", {
@@ -202,7 +203,6 @@ describe("render", () => {
       ]),
     ).toEqual([
       "IdentityProvider gw/corp: spec.clientSecret: is required with client_id/client_secret for group sync (leave both empty to turn it off)",
-      "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
       expect.stringMatching(
         /^McpGateway gw\/main: spec\.gatewayPolicy\.localServers\.enabled: the local servers policy is not supported yet by this gateway version: /,
       ),

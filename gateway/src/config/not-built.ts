@@ -1,6 +1,6 @@
 import type { PathSegment } from "./problems.ts";
-import { asList, asRecord, type RuleProblem } from "./rules.ts";
-import { localServersPolicySchema, serverSchema } from "./schema.ts";
+import { asRecord, type RuleProblem } from "./rules.ts";
+import { localServersPolicySchema } from "./schema.ts";
 
 // Settings the configuration can express for features this gateway version does not implement. A
 // security gateway that accepted, say, a control plane and never contacted it would leave a platform team believing
@@ -10,14 +10,6 @@ import { localServersPolicySchema, serverSchema } from "./schema.ts";
 
 /** The wording every refusal shares, so users, tests and the operator's status can recognise it. */
 export const NOT_SUPPORTED_YET = "is not supported yet by this gateway version";
-
-/** Fields that configure the gateway as an OAuth client of its upstream (upstream_auth_type oauth). */
-const UPSTREAM_OAUTH_FIELDS = [
-  "preregistered_client_id",
-  "preregistered_client_secret",
-  "auth_server_url",
-  "scopes_override",
-] as const;
 
 export function checkNotBuilt(raw: unknown): RuleProblem[] {
   const root = asRecord(raw);
@@ -34,24 +26,6 @@ export function checkNotBuilt(raw: unknown): RuleProblem[] {
       "remove control_plane and keep servers and policies in the configuration file",
     );
   }
-
-  asList(root.servers).forEach((server, index) => {
-    const fields = asRecord(server);
-    const at = (...path: PathSegment[]) => ["servers", index, ...path];
-    if (effective(serverSchema.shape.upstream_auth_type, fields.upstream_auth_type) === "oauth") {
-      refuse(
-        at("upstream_auth_type"),
-        `upstream OAuth (oauth${fields.upstream_auth_type === undefined ? ", the default" : ""})`,
-        "the gateway has no way to get an upstream token and would send none",
-        "set it to none or api_key until upstream OAuth lands",
-      );
-    }
-    for (const field of UPSTREAM_OAUTH_FIELDS) {
-      if (fields[field] !== undefined) {
-        refuse(at(field), "upstream OAuth, which this field configures,", "it would be ignored", "remove it");
-      }
-    }
-  });
 
   const policy = asRecord(root.gateway_policy);
   if (effective(localServersPolicySchema.shape.enabled, asRecord(policy.local_servers).enabled) === true) {

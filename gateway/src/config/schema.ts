@@ -177,7 +177,6 @@ export const capabilityOverrideSchema = z.strictObject({
 export const SERVER_TYPES = ["inhouse", "third_party"] as const;
 export const VISIBILITIES = ["third_party", "internal", "public"] as const;
 export const UPSTREAM_AUTH_TYPES = ["oauth", "none", "api_key"] as const;
-const UPSTREAM_OAUTH_NOT_BUILT = "Upstream OAuth is not built yet, so a value is refused";
 
 export const serverSchema = z
   .strictObject({
@@ -199,7 +198,7 @@ export const serverSchema = z
     ).optional(),
     upstream_auth_type: oneOf(
       UPSTREAM_AUTH_TYPES,
-      "Authentication towards the upstream; oauth (the default) is not built yet and refused: set none or api_key",
+      "Authentication towards the upstream: oauth (per-user tokens through the vendor's consent, client_credentials for machines; docs/upstream-oauth.md), none, or api_key",
     ).default("oauth"),
     session_affinity: flag(
       true,
@@ -227,16 +226,16 @@ export const serverSchema = z
       .optional(),
     capability_overrides: z.array(capabilityOverrideSchema).default([]).describe("Per-capability rules"),
     preregistered_client_id: nonEmptyString(
-      `Pre-registered OAuth client id; bypasses Dynamic Client Registration. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Pre-registered OAuth client id at the upstream's authorization server; bypasses Dynamic Client Registration",
     ).optional(),
     preregistered_client_secret: nonEmptyString(
-      `Pre-registered OAuth client secret; use \${ENV_VAR}. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Pre-registered OAuth client secret; use ${ENV_VAR}",
     ).optional(),
     auth_server_url: httpUrl(
-      `OAuth issuer override for upstreams without discovery metadata. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "OAuth issuer override, for upstreams that publish no protected-resource metadata",
     ).optional(),
     scopes_override: nonEmptyString(
-      `Space-separated scopes requested instead of those advertised. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Space-separated scopes requested instead of those the upstream advertises",
     ).optional(),
     security: scrubbingPolicySchema
       .optional()

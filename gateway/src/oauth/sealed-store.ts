@@ -33,6 +33,19 @@ return #list`,
   },
 };
 
+/** GET then DEL in one step: the value goes to exactly one reader (single-use records, e.g. an OAuth `state`). */
+const takeOnce: KvScript<string | null> = {
+  lua: `local v = redis.call('GET', KEYS[1])
+if v then redis.call('DEL', KEYS[1]) end
+return v`,
+  memory: (store, keys) => {
+    const key = keys[0] as string;
+    const value = store.get(key);
+    if (value !== null) store.delete(key);
+    return value;
+  },
+};
+
 export class SealedStore {
   readonly #kv: KvStore;
   readonly #encryptionKey: Buffer;
@@ -64,6 +77,18 @@ export class SealedStore {
   /** Stores only when absent; true when this call stored it (the one winner of a race). */
   setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> {
     return this.#kv.setIfAbsent(key, value, ttlSeconds * 1000);
+  }
+
+  /** Seals and stores only when absent; true when this call stored it (the one winner of a race between replicas). */
+  sealIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
+    return this.#kv.setIfAbsent(key, this.#seal(key, JSON.stringify(value)), ttlSeconds * 1000);
+  }
+
+  /** Reads and deletes in one atomic step: of several concurrent callers (any replica), one gets the record. */
+  async take<T>(key: string): Promise<T | undefined> {
+    const sealed = await this.#kv.eval(takeOnce, [key], []);
+    if (sealed === null) return undefined;
+    return JSON.parse(this.#open(key, sealed)) as T;
   }
 
   async raw(key: string): Promise<string | null> {

@@ -35,6 +35,7 @@ import { healthAnswer, readinessAnswer } from "./health.ts";
 import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
+import { buildUpstreamOAuth } from "./upstream-oauth-setup.ts";
 
 export interface StartGatewayOptions {
   configPath?: string;
@@ -217,9 +218,19 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     onFallback: (provider, source) => metrics.recordGroupSyncFallback(provider, source),
   });
 
+  const upstreamOAuth = buildUpstreamOAuth({
+    env,
+    kv,
+    audit,
+    logger,
+    publicUrl: settings.publicUrl,
+    currentConfig,
+  });
+
   let draining = false;
   let stopping = false;
   const app = createGatewayApp({
+    upstreamOAuth,
     groupSync,
     affinity: {
       instances: new UpstreamInstances(),

@@ -16,24 +16,6 @@ const CONTROL_PLANE =
 
 const REFUSED: [feature: string, yaml: string, field: string, says: RegExp][] = [
   [
-    "upstream_auth_type oauth, written",
-    `${SERVER}    upstream_auth_type: oauth\n`,
-    "servers[0].upstream_auth_type (line 5:25)",
-    /^upstream OAuth \(oauth\) is not supported yet by this gateway version: .*; set it to none or api_key until upstream OAuth lands$/,
-  ],
-  [
-    "upstream_auth_type oauth, the default",
-    SERVER,
-    "servers[0].upstream_auth_type (line 3:5)",
-    /^upstream OAuth \(oauth, the default\) is not supported yet by this gateway version: .*; set it to none or api_key/,
-  ],
-  [
-    "a field of upstream OAuth",
-    `${SERVER}    upstream_auth_type: none\n    preregistered_client_id: gw\n`,
-    "servers[0].preregistered_client_id (line 6:30)",
-    /^upstream OAuth, which this field configures, is not supported yet by this gateway version: .*; remove it$/,
-  ],
-  [
     "control_plane (distributed mode)",
     CONTROL_PLANE,
     "control_plane (line 3:3)",

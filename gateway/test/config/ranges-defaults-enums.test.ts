@@ -165,7 +165,7 @@ describe("every default is applied", () => {
   });
 
   test("server fields, with RBAC defaults from gateway_policy.server_rbac", () => {
-    // upstream_auth_type defaults to oauth, which this version refuses (not-built.test.ts).
+    // upstream_auth_type defaults to oauth.
     const [server] = parsedBySchema(
       withValue(fullConfig(), "servers[0].upstream_auth_type", undefined),
     ).servers;
@@ -243,8 +243,7 @@ describe("enums", () => {
   describe.each(ENUMS)("%s", (path, values) => {
     test.each(values)("accepts %s", (value) => {
       const config = withValue(base(), path, value);
-      // inhouse only goes with visibility internal, which is what it derives. upstream_auth_type oauth is the
-      // default and parses, but this version refuses it (not-built.test.ts).
+      // inhouse only goes with visibility internal, which is what it derives.
       expect(specProblemLines(config)).toEqual([]);
       expect(readPath(parsedBySchema(config), path)).toBe(value);
     });
