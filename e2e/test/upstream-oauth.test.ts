@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../gateway/bench/free-port.ts";
 import {
   startTestIdentityProvider,
@@ -21,6 +21,7 @@ import {
   runFrameworkServer,
 } from "./support/framework-server.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
+import { type MetadataHidingProxy, startMetadataHidingProxy } from "./support/metadata-hiding-proxy.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
 import { startVendor, type Vendor } from "./support/vendor-authorization-server.ts";
 
@@ -40,6 +41,7 @@ let redis: RedisServer;
 let idp: TestIdentityProvider;
 let vendor: Vendor;
 let closedVendor: Vendor;
+let hiding: MetadataHidingProxy;
 const upstreams: FrameworkServer[] = [];
 let replicas: ListeningProcess[];
 let gatewayUrls: string[];
@@ -63,14 +65,19 @@ export default defineTool({ description: "The bearer token this server received"
 }
 
 /** One instance of the built project, trusting `authorizationServer`'s tokens for its own /mcp. */
-async function upstreamFor(project: string, authorizationServer: Vendor): Promise<FrameworkServer> {
+async function upstreamFor(
+  project: string,
+  authorizationServer: Vendor,
+  /** The URL clients reach it at, when not its own (behind a proxy). */
+  publicMcpUrl?: string,
+): Promise<FrameworkServer> {
   const port = await freePort();
   const server = await runFrameworkServer(project, {
     PORT: String(port),
     SVC_DATA_DIR: join(scratch, `data-${port}`),
     JWKS_URI: authorizationServer.jwksUri,
     JWT_ISSUER: authorizationServer.issuer,
-    JWT_AUDIENCE: `http://127.0.0.1:${port}/mcp`,
+    JWT_AUDIENCE: publicMcpUrl ?? `http://127.0.0.1:${port}/mcp`,
   });
   upstreams.push(server);
   return server;
@@ -95,6 +102,8 @@ beforeAll(async () => {
   const open = await upstreamFor(project, vendor);
   const closed = await upstreamFor(project, closedVendor);
   const scoped = await upstreamFor(project, vendor);
+  hiding = await startMetadataHidingProxy();
+  hiding.target = (await upstreamFor(project, vendor, `${hiding.url}/mcp`)).url;
   const config = [
     'version: "1.0"',
     "identity_providers:",
@@ -114,6 +123,13 @@ beforeAll(async () => {
     "  - name: scoped",
     `    url: ${JSON.stringify(scoped.mcpUrl)}`,
     `    scopes_override: "${SCOPE} offline_access"`,
+    "  - name: hidden",
+    `    url: ${JSON.stringify(`${hiding.url}/mcp`)}`,
+    `    auth_server_url: ${JSON.stringify(vendor.issuer)}`,
+    // Nothing is advertised, and this vendor (like most) refuses an authorization request naming no scope.
+    `    scopes_override: ${SCOPE}`,
+    "  - name: bare",
+    `    url: ${JSON.stringify(`${hiding.url}/mcp`)}`,
     "",
   ].join("\n");
   const configPath = join(scratch, "gateway.yaml");
@@ -133,6 +149,7 @@ afterAll(async () => {
   await Promise.all(upstreams.map((server) => server.stop()));
   await vendor?.close();
   await closedVendor?.close();
+  await hiding?.close();
   await idp?.close();
   await redis?.kill();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -193,7 +210,7 @@ async function consent(
 async function connect(user: string, server = "vendor"): Promise<string> {
   const url = authorizationUrlOf(await whoami(user, server));
   const landing = await consent(url, user);
-  expect(landing.page).toContain("connected");
+  expect(landing.page).toContain("is connected");
   expect(landing.status).toBe(200);
   const after = await whoami(user, server);
   if (!("token" in after)) throw after.error;
@@ -379,5 +396,74 @@ describe("the other ways to reach a vendor", () => {
     const after = await whoami("frank", "scoped");
     if (!("token" in after)) throw after.error;
     expect(decodeJwt(after.token).sub).toBe("frank");
+  });
+
+  it("uses auth_server_url (and scopes_override) for an upstream publishing no metadata", async () => {
+    const url = new URL(authorizationUrlOf(await whoami("heidi", "hidden")));
+    expect(url.origin).toBe(vendor.issuer);
+    expect(url.searchParams.get("resource")).toBe(`${hiding.url}/mcp`);
+    expect(url.searchParams.get("scope")).toBe(SCOPE);
+    const landing = await consent(url.href, "heidi");
+    expect(landing.page).toContain("is connected");
+    const after = await whoami("heidi", "hidden");
+    if (!("token" in after)) throw after.error;
+    expect(decodeJwt(after.token).aud).toBe(`${hiding.url}/mcp`);
+  });
+
+  it("refreshes once and retries when the upstream answers invalid_token; a second refusal sends the user to consent", async () => {
+    const before = vendor.refreshes();
+    hiding.rejectNext(1);
+    const retried = await whoami("heidi", "hidden");
+    if (!("token" in retried)) throw retried.error;
+    expect(vendor.refreshes()).toBe(before + 1);
+
+    hiding.rejectNext(2); // the refreshed token is refused as well: no loop, consent
+    authorizationUrlOf(await whoami("heidi", "hidden"));
+    hiding.rejectNext(0);
+  });
+
+  it("tells the client which server lacks metadata and what to set, when there is no auth_server_url", async () => {
+    const answer = await fetch(`${gatewayUrls[0]}/bare/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${await gatewayToken("ivan")}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(answer.status).toBe(502);
+    const body = (await answer.json()) as { error: { message: string; data: { reason: string } } };
+    expect(body.error.data.reason).toBe("upstream_oauth_failed");
+    expect(body.error.message).toMatch(
+      /^Upstream server 'bare' uses upstream_auth_type oauth but publishes no usable protected-resource metadata .*set auth_server_url/,
+    );
+  });
+});
+
+describe("the audit trail", () => {
+  it("records connect, refresh, revoke and failures, and never a token", async () => {
+    const auditFile = join(scratch, "audit.jsonl");
+    const events = await vi.waitFor(
+      async () => {
+        const lines = (await readFile(auditFile, "utf8")).trim().split("\n");
+        const reasons = lines
+          .map((line) => JSON.parse(line) as { kind: string; reason: string })
+          .filter((event) => event.kind === "upstream_oauth")
+          .map((event) => event.reason);
+        for (const reason of [
+          "authorization_requested",
+          "connected",
+          "refreshed",
+          "refresh_failed",
+          "revoked",
+        ]) {
+          expect(reasons).toContain(reason);
+        }
+        return lines;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(events.join("\n")).not.toMatch(/eyJ[A-Za-z0-9_-]+\./); // no JWT, upstream or gateway
   });
 });
