@@ -247,6 +247,35 @@ describe("render", () => {
     ]);
   });
 
+  it("wires the KV key alone for upstream OAuth, without an OAuth server; the server needs its signing keys", () => {
+    const oauthServerKeys = { kvKey: { secretKeyRef: { name: "oauth", key: "kv-key" } } };
+    const result = renderAll([
+      gateway({ oauthServerKeys }),
+      server("vendor", { url: "https://vendor.example/mcp" }),
+    ]);
+    expect(result.problems).toEqual([]);
+    expect(result.gateways[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: "SVC_OAUTH_KV_KEY", valueFrom: { secretKeyRef: { name: "oauth", key: "kv-key" } } },
+      ]),
+    );
+    expect(result.gateways[0]?.env.map((e) => e.name)).not.toContain("SVC_OAUTH_SIGNING_KEYS");
+    const oauthServer = {
+      idpClientId: "svc-gateway",
+      idpClientSecret: { secretKeyRef: { name: "oauth", key: "idp-client-secret" } },
+    };
+    expect(
+      problemsOf([
+        gateway({ oauthServer, oauthServerKeys }),
+        idp("corp", { type: "hosted_idp", issuer: "https://i.example", jwksUri: "https://i.example/jwks" }),
+      ]),
+    ).toEqual([
+      expect.stringMatching(
+        /^McpGateway gw\/main: spec\.oauthServerKeys\.signingKeys: is required with oauthServer/,
+      ),
+    ]);
+  });
+
   it("reports duplicate server names on the resources that clash", () => {
     const problems = problemsOf([
       gateway(),
