@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { decodeJwt } from "jose";
+import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../gateway/bench/free-port.ts";
 import {
@@ -247,23 +248,8 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
   });
 
   it("carries the URL in the JSON-RPC error's data, for clients without URL elicitation too", async () => {
-    const answer = await fetch(`${gatewayUrls[0]}/vendor/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${await gatewayToken("grace")}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 7,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
+    const answer = await postJsonRpc(`${gatewayUrls[0]}/vendor/mcp`, initializeRequest(7), {
+      authorization: `Bearer ${await gatewayToken("grace")}`,
     });
     expect(answer.status).toBe(200);
     const body = (await answer.json()) as {
@@ -423,15 +409,11 @@ describe("the other ways to reach a vendor", () => {
   });
 
   it("tells the client which server lacks metadata and what to set, when there is no auth_server_url", async () => {
-    const answer = await fetch(`${gatewayUrls[0]}/bare/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${await gatewayToken("ivan")}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-    });
+    const answer = await postJsonRpc(
+      `${gatewayUrls[0]}/bare/mcp`,
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { authorization: `Bearer ${await gatewayToken("ivan")}` },
+    );
     expect(answer.status).toBe(502);
     const body = (await answer.json()) as { error: { message: string; data: { reason: string } } };
     expect(body.error.data.reason).toBe("upstream_oauth_failed");
