@@ -9,10 +9,16 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import { errorResponse } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
-import { authenticate } from "../identity/authenticate.ts";
+import {
+  type AuthRequest,
+  authenticate,
+  requireLiveGrant,
+  requireResource,
+} from "../identity/authenticate.ts";
 import { principalKey } from "../identity/principal-key.ts";
 import type { Logger } from "../log/logger.ts";
 import { escapeHtml } from "../oauth/escape-html.ts";
+import type { OAuthServer } from "../oauth/oauth-server.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import {
   AuthorizationCallbackError,
@@ -28,6 +34,8 @@ export interface UpstreamOAuthRouteDeps {
   currentConfig: () => ConfigSnapshot | undefined;
   publicUrl: string | undefined;
   logger: Logger;
+  /** The gateway's own authorization server, when on: its tokens must be for the whole gateway, and live. */
+  oauthServer?: () => OAuthServer | undefined;
 }
 
 type AppContext = Context<{ Bindings: HttpBindings }>;
@@ -87,7 +95,7 @@ async function asUser(
     }
     const incoming = c.env.incoming;
     const dpop = incoming.headers.dpop;
-    const { principal } = await authenticate(snapshot.auth, {
+    const request: AuthRequest = {
       authorization: incoming.headers.authorization,
       dpop: typeof dpop === "string" ? dpop : undefined,
       method: incoming.method ?? "GET",
@@ -95,7 +103,14 @@ async function asUser(
       baseUrl: deps.publicUrl ?? `http://${incoming.headers.host ?? "localhost"}`,
       server: "",
       verifyUnboundProof: false,
-    });
+    };
+    const authenticated = await authenticate(snapshot.auth, request);
+    // A token of the gateway's own authorization server must be for the whole gateway (one for a single server does
+    // not manage the user's connections to all of them), and its grant still alive.
+    const oauthServer = deps.oauthServer?.();
+    requireResource(authenticated, request, oauthServer?.issuer);
+    await requireLiveGrant(authenticated, request, oauthServer?.isGrantLive);
+    const { principal } = authenticated;
     return await handle(deps.upstreamOAuth, { principal, owner: principalKey(principal), requestId });
   } catch (error) {
     return errorResponse(asGatewayError(error), { requestId });
