@@ -36,8 +36,9 @@ export class UpstreamTokens {
     this.#now = now;
   }
 
+  /** Read on every call to an oauth upstream: the store is asked each time, an unchanged record is not decrypted again. */
   get(server: string, owner: string): Promise<UpstreamToken | undefined> {
-    return this.#store.get<UpstreamToken>(this.#keyOf(server, owner));
+    return this.#store.getFrequent<UpstreamToken>(this.#keyOf(server, owner));
   }
 
   async put(server: string, owner: string, token: UpstreamToken): Promise<void> {
