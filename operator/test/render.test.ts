@@ -276,6 +276,35 @@ describe("render", () => {
     ]);
   });
 
+  it("renders an upstream-OAuth server: its client secret from a Secret, never into the ConfigMap", () => {
+    const result = renderAll([
+      gateway({ oauthServerKeys: { kvKey: { secretKeyRef: { name: "oauth", key: "kv-key" } } } }),
+      server("vendor", {
+        url: "https://mcp.vendor.example/mcp",
+        upstreamAuthType: "oauth",
+        preregisteredClientId: "svc-gateway",
+        preregisteredClientSecret: { secretKeyRef: { name: "vendor-oauth", key: "client-secret" } },
+        authServerUrl: "https://auth.vendor.example",
+        scopesOverride: "files:read files:write",
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const rendered = result.gateways[0];
+    expect(rendered?.yaml).toMatch(/upstream_auth_type: oauth\n/);
+    expect(rendered?.yaml).toMatch(/preregistered_client_id: svc-gateway\n/);
+    expect(rendered?.yaml).toMatch(/preregistered_client_secret: \$\{SVC_SECRET_[A-Z0-9_]+\}\n/);
+    expect(rendered?.yaml).toMatch(/auth_server_url: https:\/\/auth\.vendor\.example\n/);
+    expect(rendered?.yaml).toMatch(/scopes_override: files:read files:write\n/);
+    expect(rendered?.yaml).not.toMatch(/client-secret/);
+    expect(rendered?.env).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          valueFrom: { secretKeyRef: { name: "vendor-oauth", key: "client-secret" } },
+        }),
+      ]),
+    );
+  });
+
   it("reports duplicate server names on the resources that clash", () => {
     const problems = problemsOf([
       gateway(),
