@@ -55,11 +55,6 @@ export class UpstreamDiscovery {
     this.#cache.set(key, entry);
     return entry.result;
   }
-
-  /** Forgets a server's answer (its authorization server refused what the cache said about it). */
-  forget(server: ServerConfig): void {
-    for (const key of this.#cache.keys()) if (JSON.parse(key)[0] === server.name) this.#cache.delete(key);
-  }
 }
 
 async function discover(server: ServerConfig): Promise<UpstreamAuthorization> {

@@ -405,7 +405,20 @@ export class UpstreamOAuth {
         return undefined;
       }
       this.#record("refresh_failed", server, caller, "deny");
+      await this.#forgetUnknownClient(server, target, "user", error);
       throw oauthFailure(server, error);
+    }
+  }
+
+  /** The vendor no longer knows the registered client (invalid_client): the next attempt registers anew. */
+  async #forgetUnknownClient(
+    server: ServerConfig,
+    target: UpstreamAuthorization,
+    kind: ClientKind,
+    error: unknown,
+  ): Promise<void> {
+    if (error instanceof oauth.ResponseBodyError && error.error === "invalid_client") {
+      await (this.#registrations as ClientRegistrations).forget(server, target.as, kind);
     }
   }
 
@@ -449,6 +462,7 @@ export class UpstreamOAuth {
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       this.#record("connect_failed", server, caller, "deny");
+      await this.#forgetUnknownClient(server, target, "machine", error);
       throw oauthFailure(server, error);
     }
   }
