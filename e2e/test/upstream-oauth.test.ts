@@ -258,7 +258,8 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
     };
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32042);
-    expect(body.error.message).toMatch(/Connect your account at 'vendor'/);
+    expect(body.error.message).toMatch(/^Connect your account at 'vendor' first: open http/);
+    expect(body.error.message).toContain(body.error.data.authorization_url as string);
     expect(body.error.data).toMatchObject({
       reason: "upstream_authorization_required",
       server: "vendor",

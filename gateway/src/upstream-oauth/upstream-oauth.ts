@@ -523,10 +523,11 @@ export class UpstreamOAuth {
         null,
       );
     }
-    const message = `Connect your account at '${server.name}' first: open the authorization URL, consent, then retry${
-      stepUpScope === undefined ? "" : ` (it needs the scopes ${stepUpScope})`
-    }`;
-    return new GatewayError("upstream_authorization_required", message, {
+    const needs = stepUpScope === undefined ? "" : ` (it needs the scopes ${stepUpScope})`;
+    const message = `Connect your account at '${server.name}' first: open the authorization URL, consent, then retry${needs}`;
+    // The URL in the text too: a client without URL elicitation may show nothing but the message.
+    const text = `Connect your account at '${server.name}' first${needs}: open ${url} , consent, then retry`;
+    return new GatewayError("upstream_authorization_required", text, {
       server: server.name,
       data: {
         authorization_url: url,
