@@ -22,6 +22,7 @@ import {
 import { DiscoveryError, messageOf, type UpstreamAuthorization, UpstreamDiscovery } from "./discovery.ts";
 import { requestOptions } from "./http-options.ts";
 import { PENDING_TTL_SECONDS, PendingAuthorizations } from "./pending-authorizations.ts";
+import { Renewals } from "./renewals.ts";
 import { MACHINE_OWNER, type UpstreamToken, UpstreamTokens } from "./upstream-tokens.ts";
 
 /** The vendor sends the user's browser back here: under the gateway's OAuth routes, with or without oauth_server. */
@@ -77,6 +78,7 @@ export class UpstreamOAuth {
   readonly #registrations: ClientRegistrations | undefined;
   readonly #tokens: UpstreamTokens | undefined;
   readonly #pending: PendingAuthorizations | undefined;
+  readonly #renewals: Renewals | undefined;
   readonly #problem: string | undefined;
   readonly #audit: AuditLog;
   readonly #logger: Logger;
@@ -103,6 +105,7 @@ export class UpstreamOAuth {
     this.#registrations = new ClientRegistrations(store, `${options.publicUrl}${CALLBACK_PATH}`);
     this.#tokens = new UpstreamTokens(store, this.#now);
     this.#pending = new PendingAuthorizations(store);
+    this.#renewals = new Renewals(store, this.#tokens);
   }
 
   /**
@@ -113,12 +116,13 @@ export class UpstreamOAuth {
   async authorizationHeaders(server: ServerConfig, caller: UpstreamCaller): Promise<Record<string, string>> {
     const parts = this.#parts(server);
     const owner = ownerOf(caller);
-    let token = await parts.tokens.get(server.name, owner);
+    const stored = await parts.tokens.get(server.name, owner);
+    let token = stored;
     if (token !== undefined && this.#expiresSoon(token)) {
       token = caller.principal.machine ? undefined : await this.#refresh(server, caller, token);
     }
     if (token === undefined && caller.principal.machine)
-      token = await this.#clientCredentials(server, caller);
+      token = await this.#clientCredentials(server, caller, stored);
     if (token === undefined) throw await this.#authorizationRequired(server, caller, undefined);
     return { authorization: `Bearer ${token.access_token}` };
   }
@@ -161,8 +165,7 @@ export class UpstreamOAuth {
     }
     if (!retried) {
       if (caller.principal.machine) {
-        await parts.tokens.delete(server.name, owner);
-        const fresh = await this.#clientCredentials(server, caller);
+        const fresh = await this.#clientCredentials(server, caller, token);
         return { authorization: `Bearer ${fresh.access_token}` };
       }
       if (token !== undefined) {
@@ -347,8 +350,19 @@ export class UpstreamOAuth {
     return (this.#registrations as ClientRegistrations).clientFor(server, target.as, kind);
   }
 
-  /** A new access token from the refresh token; undefined (and the token forgotten) when the vendor refuses it. */
-  async #refresh(
+  /** A new access token from the refresh token, one renewal at a time; undefined when the vendor refuses it. */
+  #refresh(
+    server: ServerConfig,
+    caller: UpstreamCaller,
+    token: UpstreamToken,
+  ): Promise<UpstreamToken | undefined> {
+    return (this.#renewals as Renewals).once(server.name, ownerOf(caller), token, () =>
+      this.#refreshNow(server, caller, token),
+    );
+  }
+
+  /** The refresh itself; undefined (and the token forgotten) when the vendor refuses it. */
+  async #refreshNow(
     server: ServerConfig,
     caller: UpstreamCaller,
     token: UpstreamToken,
@@ -422,8 +436,29 @@ export class UpstreamOAuth {
     }
   }
 
-  /** The server-wide machine token (client_credentials), stored for every replica to use. */
-  async #clientCredentials(server: ServerConfig, caller: UpstreamCaller): Promise<UpstreamToken> {
+  /** The server-wide machine token (client_credentials), one renewal at a time, stored for every replica to use. */
+  async #clientCredentials(
+    server: ServerConfig,
+    caller: UpstreamCaller,
+    stale: UpstreamToken | undefined,
+  ): Promise<UpstreamToken> {
+    const token = await (this.#renewals as Renewals).once(server.name, MACHINE_OWNER, stale, () =>
+      this.#clientCredentialsNow(server, caller),
+    );
+    // The renewal of another replica ended without a token: this one's own attempt threw, so this is that replica's.
+    if (token === undefined) {
+      throw new GatewayError(
+        "upstream_oauth_failed",
+        `Upstream server '${server.name}': no machine token could be obtained`,
+        {
+          server: server.name,
+        },
+      );
+    }
+    return token;
+  }
+
+  async #clientCredentialsNow(server: ServerConfig, caller: UpstreamCaller): Promise<UpstreamToken> {
     const target = await this.#target(server);
     if (
       target.as.grant_types_supported !== undefined &&
