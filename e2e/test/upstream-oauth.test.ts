@@ -311,6 +311,22 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
     expect(decodeJwt(await connect("carol")).sub).toBe("carol");
   });
 
+  it("renews once for concurrent calls of one user on both replicas: the rotated refresh token is never reused", async () => {
+    vendor.setAccessTokenTtl(30); // every use refreshes first
+    try {
+      await connect("judy");
+      const before = vendor.refreshes();
+      const calls = await Promise.all([0, 1, 0, 1, 0, 1].map((replica) => whoami("judy", "vendor", replica)));
+      for (const call of calls) {
+        if (!("token" in call)) throw call.error; // a reused refresh token would have revoked the grant: consent
+        expect(decodeJwt(call.token).sub).toBe("judy");
+      }
+      expect(vendor.refreshes()).toBeGreaterThan(before);
+    } finally {
+      vendor.setAccessTokenTtl(3600);
+    }
+  });
+
   it("steps up when the upstream answers insufficient_scope, naming the scope it wants", async () => {
     vendor.setGrantedScope("");
     try {

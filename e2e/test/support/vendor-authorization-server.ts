@@ -1,7 +1,7 @@
 // The third-party vendor's authorization server in the upstream-OAuth tests: a real oidc-provider with a login form
 // (its development interactions: any user name logs in, then consents), authorization code with PKCE, refresh tokens,
 // revocation, client_credentials, and RFC 8707 resource indicators issuing JWT access tokens for the vendor's MCP
-// server. Dynamic Client Registration can be on or off; a preregistered client can be added. A test can shorten the
+// server. Refresh tokens rotate on every use. Dynamic Client Registration can be on or off; a preregistered client can be added. A test can shorten the
 // access-token lifetime for the next tokens, and revoke everything a user granted (as a user does at the vendor).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -63,6 +63,9 @@ export async function startVendor(options: VendorOptions): Promise<Vendor> {
     pkce: { required: () => true },
     // Every code grant of a client allowed refresh_token gets one (no offline_access dance): what vendors do for MCP.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    // Every refresh rotates the refresh token; presenting a consumed one revokes the grant (oidc-provider's reuse
+    // detection), as the vendors strictest about stolen refresh tokens do.
+    rotateRefreshToken: () => true,
     ttl: { AccessToken: () => accessTokenTtl, ClientCredentials: () => accessTokenTtl },
     features: {
       devInteractions: { enabled: true },
