@@ -212,8 +212,9 @@ export class UpstreamOAuth {
     if (server === undefined) {
       throw new AuthorizationCallbackError(400, `Server '${request.server}' no longer uses upstream OAuth`);
     }
+    let target: UpstreamAuthorization | undefined;
     try {
-      const target = await this.#discovery.discover(server);
+      target = await this.#discovery.discover(server);
       if (target.as.issuer !== request.issuer) {
         throw new AuthorizationCallbackError(
           400,
@@ -259,6 +260,7 @@ export class UpstreamOAuth {
       return { server: server.name };
     } catch (error) {
       this.#record("connect_failed", server, caller, "deny");
+      if (target !== undefined) await this.#forgetUnknownClient(server, target, "user", error);
       if (error instanceof AuthorizationCallbackError) throw error;
       throw new AuthorizationCallbackError(
         502,
