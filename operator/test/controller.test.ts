@@ -325,27 +325,12 @@ describe("controller", () => {
 
   it("reports a resource that would turn on a feature the gateway does not build, and keeps the last valid ConfigMap", async () => {
     const before = api.get("ConfigMap", NS, "main-config")?.data;
-    // No upstreamAuthType: the gateway's default, oauth, which it cannot do yet.
-    api.put({
-      apiVersion: group,
-      kind: "McpServer",
-      metadata: { name: "needs-oauth", namespace: NS },
-      spec: { url: "http://needs-oauth.example/mcp" },
-    });
     api.put({
       apiVersion: group,
       kind: "McpGateway",
       metadata: { name: "main", namespace: NS },
       spec: gatewaySpec({ security: { rateLimiting: { requestsPerMinute: 9000 } } }),
     });
-    await waitFor(() =>
-      expect(condition("McpServer", "needs-oauth", "Accepted")).toMatchObject({
-        status: "False",
-        reason: "Invalid",
-        message:
-          "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
-      }),
-    );
     await waitFor(() =>
       expect(condition("McpGateway", "main", "Accepted")).toMatchObject({
         status: "False",

@@ -187,12 +187,12 @@ describe("render", () => {
     ]);
   });
 
-  it("refuses what the gateway does not build, on the resource and field that would turn it on", () => {
+  it("accepts the default upstream OAuth and the local servers policy; a half group-sync credential is refused", () => {
     expect(
       problemsOf([
-        gateway(),
+        gateway({ gatewayPolicy: { localServers: { enabled: true } } }),
+        // No upstreamAuthType: the gateway's default, oauth.
         server("needs-oauth", { url: "http://a.example/mcp" }),
-        // Group sync is built: half a credential pair is still refused, by the gateway's own rule.
         idp("corp", {
           type: "hosted_idp",
           issuer: "https://i.example",
@@ -202,7 +202,6 @@ describe("render", () => {
       ]),
     ).toEqual([
       "IdentityProvider gw/corp: spec.clientSecret: is required with client_id/client_secret for group sync (leave both empty to turn it off)",
-      "McpServer gw/needs-oauth: spec.upstreamAuthType: upstream OAuth (oauth, the default) is not supported yet by this gateway version: the gateway has no way to get an upstream token and would send none; set it to none or api_key until upstream OAuth lands",
     ]);
   });
 
@@ -242,6 +241,64 @@ describe("render", () => {
     expect(problemsOf([gateway({ oauthServer }), corp])).toEqual([
       expect.stringMatching(/^McpGateway gw\/main: spec\.oauthServerKeys: is required with oauthServer/),
     ]);
+  });
+
+  it("wires the KV key alone for upstream OAuth, without an OAuth server; the server needs its signing keys", () => {
+    const oauthServerKeys = { kvKey: { secretKeyRef: { name: "oauth", key: "kv-key" } } };
+    const result = renderAll([
+      gateway({ oauthServerKeys }),
+      server("vendor", { url: "https://vendor.example/mcp" }),
+    ]);
+    expect(result.problems).toEqual([]);
+    expect(result.gateways[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: "SVC_OAUTH_KV_KEY", valueFrom: { secretKeyRef: { name: "oauth", key: "kv-key" } } },
+      ]),
+    );
+    expect(result.gateways[0]?.env.map((e) => e.name)).not.toContain("SVC_OAUTH_SIGNING_KEYS");
+    const oauthServer = {
+      idpClientId: "svc-gateway",
+      idpClientSecret: { secretKeyRef: { name: "oauth", key: "idp-client-secret" } },
+    };
+    expect(
+      problemsOf([
+        gateway({ oauthServer, oauthServerKeys }),
+        idp("corp", { type: "hosted_idp", issuer: "https://i.example", jwksUri: "https://i.example/jwks" }),
+      ]),
+    ).toEqual([
+      expect.stringMatching(
+        /^McpGateway gw\/main: spec\.oauthServerKeys\.signingKeys: is required with oauthServer/,
+      ),
+    ]);
+  });
+
+  it("renders an upstream-OAuth server: its client secret from a Secret, never into the ConfigMap", () => {
+    const result = renderAll([
+      gateway({ oauthServerKeys: { kvKey: { secretKeyRef: { name: "oauth", key: "kv-key" } } } }),
+      server("vendor", {
+        url: "https://mcp.vendor.example/mcp",
+        upstreamAuthType: "oauth",
+        preregisteredClientId: "svc-gateway",
+        preregisteredClientSecret: { secretKeyRef: { name: "vendor-oauth", key: "client-secret" } },
+        authServerUrl: "https://auth.vendor.example",
+        scopesOverride: "files:read files:write",
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const rendered = result.gateways[0];
+    expect(rendered?.yaml).toMatch(/upstream_auth_type: oauth\n/);
+    expect(rendered?.yaml).toMatch(/preregistered_client_id: svc-gateway\n/);
+    expect(rendered?.yaml).toMatch(/preregistered_client_secret: \$\{SVC_SECRET_[A-Z0-9_]+\}\n/);
+    expect(rendered?.yaml).toMatch(/auth_server_url: https:\/\/auth\.vendor\.example\n/);
+    expect(rendered?.yaml).toMatch(/scopes_override: files:read files:write\n/);
+    expect(rendered?.yaml).not.toMatch(/client-secret/);
+    expect(rendered?.env).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          valueFrom: { secretKeyRef: { name: "vendor-oauth", key: "client-secret" } },
+        }),
+      ]),
+    );
   });
 
   it("reports duplicate server names on the resources that clash", () => {

@@ -2,10 +2,11 @@ import { join } from "node:path";
 import { repoRoot } from "./paths.ts";
 import { type ListeningProcess, spawnListening } from "./spawn-listening.ts";
 
-/** `svc-gateway start` as its own process, as in the pod, on a free loopback port. */
+/** `svc-gateway start` as its own process, as in the pod, on a free loopback port (or `port`, when its URL must be known first). */
 export function startGatewayProcess(
   configFile: string,
   env: Record<string, string> = {},
+  port = 0,
 ): Promise<ListeningProcess> {
   return spawnListening(
     [
@@ -14,7 +15,7 @@ export function startGatewayProcess(
       "--config",
       configFile,
       "--port",
-      "0",
+      String(port),
       "--host",
       "127.0.0.1",
     ],

@@ -9,7 +9,9 @@ export type AuditKind =
   | "injection_detected"
   | "upstream_error"
   | "call_completed"
-  | "events_dropped";
+  | "events_dropped"
+  /** Upstream OAuth (upstream_auth_type oauth): reason authorization_requested, connected, refreshed, revoked, or a failure (decision deny); never a token. */
+  | "upstream_oauth";
 
 /**
  * One audit event (the documented schema, gateway/docs/access.md, "Audit trail"). Fields that do not apply are null, never

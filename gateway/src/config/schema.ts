@@ -17,8 +17,7 @@ import { ENTITY_TYPES } from "./pii-entities.ts";
 // The gateway's YAML configuration, the single source of truth: the loader, `svc-gateway
 // validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
 // objects (unique names, idp references, RBAC mode agreement) live in rules.ts; values derived from others
-// (visibility, server RBAC defaults, project_idp URLs) in derive.ts. Fields of features this gateway version does
-// not build stay here in their full shape; not-built.ts refuses the settings that would turn them on.
+// (visibility, server RBAC defaults, project_idp URLs) in derive.ts.
 
 const RBAC_MODES = ["allow", "deny"] as const;
 
@@ -179,7 +178,6 @@ export const capabilityOverrideSchema = z.strictObject({
 export const SERVER_TYPES = ["inhouse", "third_party"] as const;
 export const VISIBILITIES = ["third_party", "internal", "public"] as const;
 export const UPSTREAM_AUTH_TYPES = ["oauth", "none", "api_key"] as const;
-const UPSTREAM_OAUTH_NOT_BUILT = "Upstream OAuth is not built yet, so a value is refused";
 
 export const serverSchema = z
   .strictObject({
@@ -201,7 +199,7 @@ export const serverSchema = z
     ).optional(),
     upstream_auth_type: oneOf(
       UPSTREAM_AUTH_TYPES,
-      "Authentication towards the upstream; oauth (the default) is not built yet and refused: set none or api_key",
+      "Authentication towards the upstream: oauth (per-user tokens through the vendor's consent, client_credentials for machines; docs/upstream-oauth.md), none, or api_key",
     ).default("oauth"),
     session_affinity: flag(
       true,
@@ -229,16 +227,16 @@ export const serverSchema = z
       .optional(),
     capability_overrides: z.array(capabilityOverrideSchema).default([]).describe("Per-capability rules"),
     preregistered_client_id: nonEmptyString(
-      `Pre-registered OAuth client id; bypasses Dynamic Client Registration. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Pre-registered OAuth client id at the upstream's authorization server; bypasses Dynamic Client Registration",
     ).optional(),
     preregistered_client_secret: nonEmptyString(
-      `Pre-registered OAuth client secret; use \${ENV_VAR}. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Pre-registered OAuth client secret; use ${ENV_VAR}",
     ).optional(),
     auth_server_url: httpUrl(
-      `OAuth issuer override for upstreams without discovery metadata. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "OAuth issuer override, for upstreams that publish no protected-resource metadata",
     ).optional(),
     scopes_override: nonEmptyString(
-      `Space-separated scopes requested instead of those advertised. ${UPSTREAM_OAUTH_NOT_BUILT}`,
+      "Space-separated scopes requested instead of those the upstream advertises",
     ).optional(),
     security: scrubbingPolicySchema
       .optional()

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { mergeFirewallLayers } from "../firewall/policy.ts";
 import { deriveConfig, type GatewayConfig } from "./derive.ts";
-import { checkNotBuilt } from "./not-built.ts";
 import { type ConfigProblem, formatPath, type PathSegment } from "./problems.ts";
 import { checkCrossObjectRules } from "./rules.ts";
 import { gatewayConfigSchema } from "./schema.ts";
@@ -75,7 +74,6 @@ export function validateConfigValue(
     }
   }
   for (const problem of checkCrossObjectRules(value)) add(problem.path, problem.message);
-  for (const problem of checkNotBuilt(value)) add(problem.path, problem.message);
 
   if (result.success) {
     // A server's firewall may only tighten the gateway's: checked here so `validate` and the operator say so too.

@@ -25,7 +25,7 @@ export interface ErrorResponseParts {
 }
 
 export function jsonRpcErrorObject(error: GatewayError, requestId: string): Record<string, unknown> {
-  const data: Record<string, unknown> = { reason: error.code, request_id: requestId };
+  const data: Record<string, unknown> = { ...error.data, reason: error.code, request_id: requestId };
   if (error.server !== undefined) data.server = error.server;
   return { code: GATEWAY_ERROR_CODES[error.code].rpcCode, message: error.message, data };
 }
@@ -39,7 +39,7 @@ export function errorResponseParts(error: GatewayError, context: ErrorContext): 
     ...error.headers,
   };
   if (context.rpcIds === undefined) {
-    const payload: Record<string, unknown> = { code: error.code, message: error.message };
+    const payload: Record<string, unknown> = { ...error.data, code: error.code, message: error.message };
     if (error.server !== undefined) payload.server = error.server;
     return {
       status: error.status,

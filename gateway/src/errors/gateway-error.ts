@@ -61,6 +61,12 @@ export const GATEWAY_ERROR_CODES = {
   // challenge: the client is refused too, but must not be sent to re-authorise wherever the upstream says.
   upstream_forbidden: { status: 403, rpcCode: -32001 },
   upstream_api_key_missing: { status: 502, rpcCode: -32001 },
+  // upstream_auth_type oauth and the gateway holds no upstream token for this user (or the upstream wants more
+  // scopes): the user must consent at the vendor. MCP's URL-mode elicitation-required error (-32042), carrying the
+  // authorization URL, with HTTP 200 so an MCP client surfaces it as the call's error (docs/upstream-oauth.md).
+  upstream_authorization_required: { status: 200, rpcCode: -32042 },
+  // upstream_auth_type oauth cannot work for this server: no metadata, no registration, a token endpoint failing.
+  upstream_oauth_failed: { status: 502, rpcCode: -32001 },
   upstream_timeout: { status: 504, rpcCode: -32003 },
   // The client gave up before the answer (nginx's 499); nobody reads this answer, it is for logs and metrics.
   client_closed_request: { status: 499, rpcCode: -32000 },
@@ -82,16 +88,24 @@ export class GatewayError extends Error {
   readonly server: string | undefined;
   /** Extra response headers, e.g. `Allow` on a 405. */
   readonly headers: Record<string, string> | undefined;
+  /** Extra members of the JSON-RPC error's `data` (and of the JSON body's `error`), e.g. an authorization URL. */
+  readonly data: Record<string, unknown> | undefined;
 
   constructor(
     code: GatewayErrorCode,
     message: string,
-    options?: { server?: string; cause?: unknown; headers?: Record<string, string> },
+    options?: {
+      server?: string;
+      cause?: unknown;
+      headers?: Record<string, string>;
+      data?: Record<string, unknown>;
+    },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.server = options?.server;
     this.headers = options?.headers;
+    this.data = options?.data;
   }
 
   get status(): number {

@@ -27,6 +27,18 @@ export interface Principal {
   grantId?: string;
   /** The token's `oid` (Microsoft Entra object id), which group sync looks the user up by in Graph. */
   oid?: string;
+  /** True for a machine's token (isMachineToken): upstream OAuth then uses a server-wide client_credentials token. */
+  machine?: boolean;
+}
+
+/**
+ * A token a client obtained for itself (the client_credentials grant) rather than for a user: its subject is the
+ * client (RFC 9068 section 2.2: `sub` is the client id when no resource owner is involved), or the provider marks the
+ * grant type (`gty`, as Auth0 does for machine-to-machine tokens).
+ */
+export function isMachineToken(claims: JWTPayload): boolean {
+  if (claims.gty === "client-credentials") return true;
+  return typeof claims.sub === "string" && (claims.client_id === claims.sub || claims.azp === claims.sub);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "jose";
 import type { IdentityProviderConfig } from "../config/index.ts";
 import { acceptedIssuers } from "./issuers.ts";
-import { groupsFromClaims, type Principal, scopesFromClaims } from "./principal.ts";
+import { groupsFromClaims, isMachineToken, type Principal, scopesFromClaims } from "./principal.ts";
 import { TokenRejected } from "./token-rejected.ts";
 import { VerificationCache } from "./verification-cache.ts";
 
@@ -153,6 +153,7 @@ export class TokenVerifier {
     const dpopJkt = dpopKeyOf(payload);
     if (dpopJkt !== undefined) principal.dpopJkt = dpopJkt;
     if (typeof payload.oid === "string" && payload.oid !== "") principal.oid = payload.oid;
+    if (isMachineToken(payload)) principal.machine = true;
     this.#cache.set(key, principal);
     return principal;
   }

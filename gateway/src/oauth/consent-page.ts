@@ -1,17 +1,6 @@
 // The consent screen: which client asks for what, on behalf of whom. Plain server-rendered HTML with no script, so
 // there is nothing to build and nothing a client-supplied name could run: every value is escaped.
-
-const ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-}
+import { escapeHtml } from "./escape-html.ts";
 
 export interface ConsentRequest {
   uid: string;

@@ -80,6 +80,19 @@ function parseSigningKeys(text: string): JWK[] {
   return keys as JWK[];
 }
 
+/**
+ * SVC_OAUTH_KV_KEY alone, for upstream OAuth (which signs nothing): undefined when unset, a throwaway key with
+ * SVC_OAUTH_DEV_KEYS=true (one development process only), and an OAuthSecretsError when it is not 32 bytes.
+ */
+export function readKvKey(
+  env: Record<string, string | undefined>,
+): { key: Buffer; ephemeral: boolean } | undefined {
+  const text = env.SVC_OAUTH_KV_KEY?.trim();
+  if (text) return { key: parseKvKey(text), ephemeral: false };
+  if (env.SVC_OAUTH_DEV_KEYS === "true") return { key: randomBytes(32), ephemeral: true };
+  return undefined;
+}
+
 function parseKvKey(text: string): Buffer {
   const key = Buffer.from(text, "base64");
   if (key.length !== 32) {

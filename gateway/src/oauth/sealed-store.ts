@@ -33,10 +33,33 @@ return #list`,
   },
 };
 
+/** GET then DEL in one step: the value goes to exactly one reader (single-use records, e.g. an OAuth `state`). */
+const takeOnce: KvScript<string | null> = {
+  lua: `local v = redis.call('GET', KEYS[1])
+if v then redis.call('DEL', KEYS[1]) end
+return v`,
+  memory: (store, keys) => {
+    const key = keys[0] as string;
+    const value = store.get(key);
+    if (value !== null) store.delete(key);
+    return value;
+  },
+};
+
+/**
+ * Key names and opened values remembered per store, at most this many each (oldest dropped first). With OpenSSL 3 an
+ * HMAC or AES-GCM context costs tens of microseconds to set up, which a value read on every request (an upstream
+ * token) would pay twice per request.
+ */
+const MEMO_ENTRIES = 4096;
+
 export class SealedStore {
   readonly #kv: KvStore;
   readonly #encryptionKey: Buffer;
   readonly #nameKey: Buffer;
+  readonly #names = new Map<string, string>();
+  /** `<key>\0<sealed value>` → its plaintext: the same ciphertext under the same key always opens to the same. */
+  readonly #opened = new Map<string, string>();
 
   /** `secret`: the 32-byte SVC_OAUTH_KV_KEY; two subkeys are derived so sealing and naming never share a key. */
   constructor(kv: KvStore, secret: Buffer) {
@@ -47,13 +70,35 @@ export class SealedStore {
 
   /** The KV key of record `id` of `kind`. */
   keyOf(kind: string, id: string): string {
-    return `${PREFIX}${kind}:${createHmac("sha256", this.#nameKey).update(id).digest("base64url")}`;
+    const memo = `${kind}\u0000${id}`;
+    let name = this.#names.get(memo);
+    if (name === undefined) {
+      name = `${PREFIX}${kind}:${createHmac("sha256", this.#nameKey).update(id).digest("base64url")}`;
+      remember(this.#names, memo, name);
+    }
+    return name;
   }
 
   async get<T>(key: string): Promise<T | undefined> {
     const sealed = await this.#kv.get(key);
     if (sealed === null) return undefined;
     return JSON.parse(this.#open(key, sealed)) as T;
+  }
+
+  /**
+   * Like get, for a record read on every request: the store is still read each time (a change by another replica is
+   * seen at once), but a value this process opened before under this key is not decrypted again.
+   */
+  async getFrequent<T>(key: string): Promise<T | undefined> {
+    const sealed = await this.#kv.get(key);
+    if (sealed === null) return undefined;
+    const memo = `${key}\u0000${sealed}`;
+    let plaintext = this.#opened.get(memo);
+    if (plaintext === undefined) {
+      plaintext = this.#open(key, sealed);
+      remember(this.#opened, memo, plaintext);
+    }
+    return JSON.parse(plaintext) as T;
   }
 
   async set(key: string, value: unknown, ttlSeconds: number | undefined): Promise<void> {
@@ -64,6 +109,18 @@ export class SealedStore {
   /** Stores only when absent; true when this call stored it (the one winner of a race). */
   setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> {
     return this.#kv.setIfAbsent(key, value, ttlSeconds * 1000);
+  }
+
+  /** Seals and stores only when absent; true when this call stored it (the one winner of a race between replicas). */
+  sealIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
+    return this.#kv.setIfAbsent(key, this.#seal(key, JSON.stringify(value)), ttlSeconds * 1000);
+  }
+
+  /** Reads and deletes in one atomic step: of several concurrent callers (any replica), one gets the record. */
+  async take<T>(key: string): Promise<T | undefined> {
+    const sealed = await this.#kv.eval(takeOnce, [key], []);
+    if (sealed === null) return undefined;
+    return JSON.parse(this.#open(key, sealed)) as T;
   }
 
   async raw(key: string): Promise<string | null> {
@@ -99,4 +156,9 @@ export class SealedStore {
     decipher.setAuthTag(bytes.subarray(12, 28));
     return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString("utf8");
   }
+}
+
+function remember(memo: Map<string, string>, key: string, value: string): void {
+  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+  memo.set(key, value);
 }

@@ -35,6 +35,8 @@ function kindOfFailure(code: GatewayErrorCode): AuditKind | undefined {
   if (code === "rate_limited" || code === "user_capacity") return "rate_limited";
   if (code === "session_not_found") return "session_refused";
   if (code === "replayed") return "replay_refused";
+  // Sending the user to consent is no upstream failure: upstream OAuth records it itself (authorization_requested).
+  if (code === "upstream_authorization_required") return undefined;
   if (code.startsWith("upstream_")) return "upstream_error";
   return undefined;
 }

@@ -26,7 +26,7 @@ import type { UserLoad } from "../limits/user-load.ts";
 import { type Logger, requestContext } from "../log/logger.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
 import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
-import { forward } from "../proxy/forward.ts";
+import { forward, UpstreamAuthRejected } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
@@ -35,6 +35,8 @@ import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import { type GatewayMetrics, methodLabel } from "../runtime/metrics.ts";
 import type { SessionRegistry } from "../sessions/session-registry.ts";
 import type { RequestSpan, RequestTracer } from "../telemetry/otel-traces.ts";
+import { parseBearerChallenge } from "../upstream-oauth/challenge.ts";
+import type { UpstreamCaller, UpstreamOAuth } from "../upstream-oauth/upstream-oauth.ts";
 import {
   type AffinityDeps,
   chooseInstance,
@@ -90,6 +92,8 @@ export interface McpPipelineDeps extends LimitDeps {
   affinity?: AffinityDeps;
   /** Groups from the providers' management APIs (absent: only the token's groups count). */
   groupSync?: GroupSync;
+  /** The gateway as OAuth client of upstreams with upstream_auth_type oauth (absent: such servers fail closed). */
+  upstreamOAuth?: UpstreamOAuth;
 }
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
@@ -317,6 +321,16 @@ async function proxyRequest(
     affinity === undefined
       ? { route, pinned: false, pinIssued: false, others: [] }
       : await chooseInstance(affinity, route, presentedSession);
+  // 6c. upstream OAuth: this caller's upstream token (the user's own, or the server-wide machine token). Last before
+  //     forwarding, so only a request that passed every policy can send a user to consent or spend a refresh.
+  const oauthCaller: UpstreamCaller | undefined =
+    route.authType === "oauth" ? { principal, owner, requestId: record.requestId } : undefined;
+  const upstreamOAuth = oauthCaller === undefined ? undefined : requireUpstreamOAuth(deps, server);
+  let upstreamAuth =
+    oauthCaller === undefined
+      ? undefined
+      : await upstreamOAuth?.authorizationHeaders(route.server, oauthCaller);
+  let authRejections = 0;
   const send = (choice: InstanceChoice) =>
     forward(
       {
@@ -339,6 +353,7 @@ async function proxyRequest(
           if (affinity !== undefined) await pinIssuedSession(affinity, choice, issued);
         },
         traceHeaders: span?.upstreamHeaders(),
+        auth: upstreamAuth,
       },
       deps,
     );
@@ -348,6 +363,20 @@ async function proxyRequest(
       response = await send(choice);
       break;
     } catch (error) {
+      // The upstream refused the upstream token: one refresh and retry; after that (or for insufficient_scope) the
+      // user is sent to consent by the error afterRejection throws.
+      if (oauthCaller !== undefined && upstreamOAuth !== undefined && error instanceof UpstreamAuthRejected) {
+        const challenge = await parseBearerChallenge(error.challenge);
+        upstreamAuth = await upstreamOAuth.afterRejection(
+          route.server,
+          oauthCaller,
+          error.upstreamStatus,
+          challenge,
+          authRejections > 0,
+        );
+        authRejections++;
+        continue;
+      }
       // A request outside a session whose instance refused the connection never reached it: the next one gets it.
       const next = nextInstance(choice, error);
       if (next !== undefined) {
@@ -366,6 +395,15 @@ async function proxyRequest(
     await endSession(deps, principal, owner, server, presentedSession, httpMethod, response.status);
   }
   return response;
+}
+
+function requireUpstreamOAuth(deps: McpPipelineDeps, server: string): UpstreamOAuth {
+  if (deps.upstreamOAuth !== undefined) return deps.upstreamOAuth;
+  throw new GatewayError(
+    "upstream_oauth_failed",
+    `Upstream server '${server}' uses upstream_auth_type oauth, which this gateway process was started without`,
+    { server },
+  );
 }
 
 /** Where the inspectors' reports go: a metric, and an audit event naming entity types and counts, never values. */

@@ -52,6 +52,22 @@ export interface ForwardRequest {
    * client's traceparent/tracestate, so the upstream's spans hang under the gateway's.
    */
   traceHeaders?: Record<string, string>;
+  /** Headers that authenticate this call to the upstream, in place of the route's (upstream OAuth: per caller). */
+  auth?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The upstream refused the gateway's credentials (401, or 403). Carries the upstream's challenge (WWW-Authenticate),
+ * which upstream OAuth reads to refresh, step up or send the user to consent; the client never sees it.
+ */
+export class UpstreamAuthRejected extends GatewayError {
+  readonly upstreamStatus: number;
+  readonly challenge: string | string[] | undefined;
+  constructor(error: GatewayError, upstreamStatus: number, challenge: string | string[] | undefined) {
+    super(error.code, error.message, { server: error.server });
+    this.upstreamStatus = upstreamStatus;
+    this.challenge = challenge;
+  }
 }
 
 export interface ForwardDeps {
@@ -119,7 +135,7 @@ function authRequiredMessage(route: UpstreamRoute): string {
   const base = `Upstream server '${route.name}' requires authorization (it answered HTTP 401)`;
   switch (route.authType) {
     case "oauth":
-      return `${base}; upstream_auth_type is oauth and the gateway has no upstream token for it yet`;
+      return `${base}; it refused the upstream OAuth token`;
     case "api_key":
       return `${base}; it refused the API key from ${apiKeyVariable(route.name)}`;
     default:
@@ -198,7 +214,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     allowed: deps.forwardRequestHeaders,
     clientAddress: request.client.req.socket.remoteAddress,
     publicUrl: deps.publicUrl,
-    auth: route.authHeaders,
+    auth: request.auth ?? route.authHeaders,
   });
   if (request.traceHeaders !== undefined) Object.assign(upstreamHeaders, request.traceHeaders);
   deps.pools.pool(route.origin, stream ? "stream" : "call").dispatch(
@@ -235,7 +251,11 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   const status = head.statusCode;
   if (isRejectedStatus(status)) {
     exchange.discard(request.timeoutMs);
-    throw rejectStatus(route, status, deps.metrics);
+    const error = rejectStatus(route, status, deps.metrics);
+    if (status === 401 || status === 403) {
+      throw new UpstreamAuthRejected(error, status, head.headers["www-authenticate"]);
+    }
+    throw error;
   }
   const encoding = head.headers["content-encoding"];
   if (encoding !== undefined && !isIdentityEncoding(encoding)) {

@@ -12,6 +12,7 @@ import { corsResponseHeaders } from "../proxy/cors.ts";
 import { checkOrigin } from "../proxy/origin-guard.ts";
 import type { GatewayMetrics } from "../runtime/metrics.ts";
 import type { EndpointAnswer } from "./health.ts";
+import { installUpstreamOAuthRoutes } from "./upstream-oauth-routes.ts";
 
 export interface GatewayAppDeps extends McpPipelineDeps {
   metrics: GatewayMetrics;
@@ -90,6 +91,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
   };
   app.get("/.well-known/oauth-authorization-server", oauth);
   app.get("/.well-known/openid-configuration", oauth);
+  // Upstream OAuth's callback and connections live under /oauth/upstream/, before the authorization server's catch-all.
+  installUpstreamOAuthRoutes(app, deps);
   // After /{server}/mcp: /oauth/mcp stays an MCP route (no oauth_server endpoint has that path).
   app.all("/:server/mcp", (c) => handleMcpRequest(c, deps));
   app.all("/oauth/*", oauth);

@@ -48,6 +48,7 @@ import { type HealthInputs, healthAnswer, healthLevel, readinessAnswer } from ".
 import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
+import { buildUpstreamOAuth } from "./upstream-oauth-setup.ts";
 
 export interface StartGatewayOptions {
   configPath?: string;
@@ -253,8 +254,18 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     ...(controlPlane === undefined ? {} : { controlPlane: controlPlane.status() }),
   });
 
+  const upstreamOAuth = buildUpstreamOAuth({
+    env,
+    kv,
+    audit,
+    logger,
+    publicUrl: settings.publicUrl,
+    currentConfig,
+  });
+
   let draining = false;
   const app = createGatewayApp({
+    upstreamOAuth,
     groupSync,
     affinity: {
       instances: new UpstreamInstances(),

@@ -8,7 +8,7 @@ import {
   withFieldReference,
 } from "../../scripts/config-docs.ts";
 import { configJsonSchema } from "../../src/config/json-schema.ts";
-import { expectValid, specProblemLines } from "./helpers.ts";
+import { expectValid } from "./helpers.ts";
 
 const STALE = "is out of date with the zod schema: run `npm run generate -w gateway` and commit the result";
 
@@ -30,40 +30,12 @@ describe("examples/full.yaml", () => {
     expect(expectValid(await text, {}).servers).toHaveLength(3);
   });
 
-  test("uses every field the schema defines, counting the settings commented out as not built yet", async () => {
-    const used = new Set(fieldPaths(parse(withNotBuiltRestored(await text))));
+  test("uses every field the schema defines", async () => {
+    const used = new Set(fieldPaths(parse(await text)));
     const missing = schemaPaths(configJsonSchema()).filter((p) => !used.has(p));
     expect(missing).toEqual([]);
   });
-
-  test("its commented-out settings are refused only for not being built: the other rules hold for them", async () => {
-    const restored = withNotBuiltRestored(await text);
-    expect(restored).not.toBe(await text);
-    expect(specProblemLines(restored)).toEqual([]);
-  });
 });
-
-/**
- * full.yaml with the settings it comments out restored: under a comment line saying NOT BUILT YET, every following
- * comment line that reads as a YAML key (`#   url: …`) or list item of keys (`# - type: onnx`) is uncommented, up to
- * the first line that is not a comment.
- */
-function withNotBuiltRestored(text: string): string {
-  let restoring = false;
-  return text
-    .split("\n")
-    .map((line) => {
-      const comment = /^(\s*)# ?(.*)$/.exec(line);
-      if (comment === null) {
-        restoring = false;
-        return line;
-      }
-      if (line.includes("NOT BUILT YET")) restoring = true;
-      const [, indent, content] = comment;
-      return restoring && /^\s*(- )?[a-z_]+:(\s|$)/.test(content ?? "") ? `${indent}${content}` : line;
-    })
-    .join("\n");
-}
 
 /** `servers[].capability_overrides[].capability`-style paths of every key in a parsed document. */
 function fieldPaths(value: unknown, prefix = ""): string[] {

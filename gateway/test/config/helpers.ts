@@ -6,7 +6,6 @@ import {
   gatewayConfigSchema,
   validateConfigText,
 } from "../../src/config/index.ts";
-import { NOT_SUPPORTED_YET } from "../../src/config/not-built.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are edited freely by path; the schema under test does the typing.
 export type Tree = Record<string, any>;
@@ -51,11 +50,10 @@ export function fullConfig(): Tree {
 }
 
 /**
- * fullConfig() with control_plane turned on (not built: the validator refuses it, not-built.test.ts), its exporters
- * enabled (where the rules for enabled exporters apply) and oauth_server with the identity-provider client it needs, so
+ * fullConfig() with control_plane turned on, its exporters enabled (where the rules for enabled exporters apply) and oauth_server with the identity-provider client it needs, so
  * every section's own rules and ranges are checked. specProblemLines shows those rules' problems alone.
  */
-export function withUnbuiltSections(): Tree {
+export function withEverySection(): Tree {
   const config = fullConfig();
   config.control_plane = {
     url: "https://cp.example.com",
@@ -97,15 +95,12 @@ export function problemLines(config: unknown, env: Record<string, string | undef
 }
 
 /**
- * Problem lines other than the refusals of features this version does not build; [] when there are none (or the file
- * is valid). For the rules on sections that are refused as a whole (withUnbuiltSections).
+ * Problem lines of a configuration, `path: message`; [] when it is valid.
  */
 export function specProblemLines(config: unknown, env: Record<string, string | undefined> = {}): string[] {
   const result = validate(config, env);
   if (result.ok) return [];
-  return result.problems
-    .filter((p) => !p.message.includes(NOT_SUPPORTED_YET))
-    .map((p) => `${p.path}: ${p.message}`);
+  return result.problems.map((p) => `${p.path}: ${p.message}`);
 }
 
 /** Sets a value at a dotted path with [n] indexes, e.g. `servers[0].rbac_mode`. */

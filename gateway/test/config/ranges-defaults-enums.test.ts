@@ -6,7 +6,7 @@ import {
   problemLines,
   specProblemLines,
   type Tree,
-  withUnbuiltSections,
+  withEverySection,
   withValue,
 } from "./helpers.ts";
 
@@ -37,15 +37,15 @@ const NAME_FIELDS = [
 describe("number ranges", () => {
   describe.each(NUMBER_RANGES)("%s (%i-%i)", (path, min, max) => {
     test.each([min, max])("accepts %i", (value) => {
-      expect(specProblemLines(withValue(withUnbuiltSections(), path, value))).toEqual([]);
+      expect(specProblemLines(withValue(withEverySection(), path, value))).toEqual([]);
     });
     test.each([min - 1, max + 1])("refuses %i, naming the range", (value) => {
-      const [line] = specProblemLines(withValue(withUnbuiltSections(), path, value));
+      const [line] = specProblemLines(withValue(withEverySection(), path, value));
       expect(line).toMatch(new RegExp(`^${escapeRegex(path)}: must be a whole number from ${min} to ${max}`));
     });
     test("refuses a fraction and a string", () => {
-      expect(specProblemLines(withValue(withUnbuiltSections(), path, min + 0.5))).toHaveLength(1);
-      expect(specProblemLines(withValue(withUnbuiltSections(), path, String(min)))).toHaveLength(1);
+      expect(specProblemLines(withValue(withEverySection(), path, min + 0.5))).toHaveLength(1);
+      expect(specProblemLines(withValue(withEverySection(), path, String(min)))).toHaveLength(1);
     });
   });
 });
@@ -122,7 +122,7 @@ describe("every default is applied", () => {
   });
 
   test("control_plane, identity provider, oauth_server and exporters", () => {
-    const config = parsedBySchema(withUnbuiltSections());
+    const config = parsedBySchema(withEverySection());
     expect(config.control_plane).toEqual({
       url: "https://cp.example.com",
       api_key: "key",
@@ -165,7 +165,7 @@ describe("every default is applied", () => {
   });
 
   test("server fields, with RBAC defaults from gateway_policy.server_rbac", () => {
-    // upstream_auth_type defaults to oauth, which this version refuses (not-built.test.ts).
+    // upstream_auth_type defaults to oauth.
     const [server] = parsedBySchema(
       withValue(fullConfig(), "servers[0].upstream_auth_type", undefined),
     ).servers;
@@ -243,8 +243,7 @@ describe("enums", () => {
   describe.each(ENUMS)("%s", (path, values) => {
     test.each(values)("accepts %s", (value) => {
       const config = withValue(base(), path, value);
-      // inhouse only goes with visibility internal, which is what it derives. upstream_auth_type oauth is the
-      // default and parses, but this version refuses it (not-built.test.ts).
+      // inhouse only goes with visibility internal, which is what it derives.
       expect(specProblemLines(config)).toEqual([]);
       expect(readPath(parsedBySchema(config), path)).toBe(value);
     });

@@ -4,13 +4,12 @@ import {
   fullConfig,
   problemLines,
   specProblemLines,
-  withUnbuiltSections,
+  withEverySection,
   withValue,
 } from "./helpers.ts";
 
 // The configuration's validation rules: a refused case and an accepted case each, including the
-// enabled/disabled conditionals. The exporter and control_plane rules are about sections this version refuses when turned on (enabled
-// exporters, control_plane: not-built.test.ts); they still hold, and specProblemLines shows their problems alone.
+// enabled/disabled conditionals.
 
 describe("version must equal 1.0", () => {
   test.each([["2.0"], ["1"], [1], ["1.00"]])("refuses %j", (version) => {
@@ -204,24 +203,24 @@ describe("exporter names are unique within a type", () => {
 
 describe("search-index exporters use url or cloud_id, not both", () => {
   test("both is refused", () => {
-    const config = withValue(withUnbuiltSections(), "exporters.search_index[0].cloud_id", "deployment:abc");
+    const config = withValue(withEverySection(), "exporters.search_index[0].cloud_id", "deployment:abc");
     expect(specProblemLines(config)).toEqual([
       "exporters.search_index[0].cloud_id: use url or cloud_id, not both",
     ]);
   });
   test("both is refused even when disabled", () => {
-    const config = withValue(withUnbuiltSections(), "exporters.search_index[0].cloud_id", "deployment:abc");
+    const config = withValue(withEverySection(), "exporters.search_index[0].cloud_id", "deployment:abc");
     expect(specProblemLines(withValue(config, "exporters.search_index[0].enabled", false))).toHaveLength(1);
   });
   test("either one alone is accepted", () => {
-    expect(specProblemLines(withUnbuiltSections())).toEqual([]);
-    const config = withValue(withUnbuiltSections(), "exporters.search_index[0].url", undefined);
+    expect(specProblemLines(withEverySection())).toEqual([]);
+    const config = withValue(withEverySection(), "exporters.search_index[0].url", undefined);
     expect(
       specProblemLines(withValue(config, "exporters.search_index[0].cloud_id", "deployment:abc")),
     ).toEqual([]);
   });
   test("neither: refused when enabled, accepted when disabled", () => {
-    const config = withValue(withUnbuiltSections(), "exporters.search_index[0].url", undefined);
+    const config = withValue(withEverySection(), "exporters.search_index[0].url", undefined);
     expect(specProblemLines(config)).toEqual([
       "exporters.search_index[0].url: url or cloud_id is required when the exporter is enabled",
     ]);
@@ -231,12 +230,12 @@ describe("search-index exporters use url or cloud_id, not both", () => {
 
 describe("the OTEL endpoint is required when enabled", () => {
   test("enabled without endpoint is refused", () => {
-    expect(
-      specProblemLines(withValue(withUnbuiltSections(), "exporters.otel[0].endpoint", undefined)),
-    ).toEqual(["exporters.otel[0].endpoint: is required when the exporter is enabled"]);
+    expect(specProblemLines(withValue(withEverySection(), "exporters.otel[0].endpoint", undefined))).toEqual([
+      "exporters.otel[0].endpoint: is required when the exporter is enabled",
+    ]);
   });
   test("disabled without endpoint is accepted", () => {
-    const config = withValue(withUnbuiltSections(), "exporters.otel[0].endpoint", undefined);
+    const config = withValue(withEverySection(), "exporters.otel[0].endpoint", undefined);
     expect(specProblemLines(withValue(config, "exporters.otel[0].enabled", false))).toEqual([]);
   });
 });
@@ -244,21 +243,19 @@ describe("the OTEL endpoint is required when enabled", () => {
 describe("every SIEM field is required when enabled", () => {
   const fields = ["dcr_immutable_id", "dcr_endpoint", "tenant_id", "client_id", "client_secret"];
   test.each(fields)("enabled without %s is refused", (field) => {
-    expect(
-      specProblemLines(withValue(withUnbuiltSections(), `exporters.siem[0].${field}`, undefined)),
-    ).toEqual([`exporters.siem[0].${field}: is required when the exporter is enabled`]);
+    expect(specProblemLines(withValue(withEverySection(), `exporters.siem[0].${field}`, undefined))).toEqual([
+      `exporters.siem[0].${field}: is required when the exporter is enabled`,
+    ]);
   });
   test("disabled with none of them is accepted", () => {
     expect(
-      specProblemLines(
-        withValue(withUnbuiltSections(), "exporters.siem", [{ name: "siem", enabled: false }]),
-      ),
+      specProblemLines(withValue(withEverySection(), "exporters.siem", [{ name: "siem", enabled: false }])),
     ).toEqual([]);
   });
   test("dcr_endpoint must be https", () => {
     expect(
       specProblemLines(
-        withValue(withUnbuiltSections(), "exporters.siem[0].dcr_endpoint", "http://dce.example.com"),
+        withValue(withEverySection(), "exporters.siem[0].dcr_endpoint", "http://dce.example.com"),
       ),
     ).toEqual(['exporters.siem[0].dcr_endpoint: must be an https:// URL (got "http://dce.example.com")']);
   });
@@ -300,16 +297,16 @@ describe("rate-limit ranges apply when rate limiting is enabled", () => {
 
 describe("control_plane requires url, api_key and gateway_id", () => {
   test.each(["url", "api_key", "gateway_id"])("refused without %s", (field) => {
-    expect(specProblemLines(withValue(withUnbuiltSections(), `control_plane.${field}`, undefined))).toEqual([
+    expect(specProblemLines(withValue(withEverySection(), `control_plane.${field}`, undefined))).toEqual([
       `control_plane.${field}: is required`,
     ]);
   });
   test("gateway_id must be a UUID", () => {
-    expect(specProblemLines(withValue(withUnbuiltSections(), "control_plane.gateway_id", "gw-1"))).toEqual([
+    expect(specProblemLines(withValue(withEverySection(), "control_plane.gateway_id", "gw-1"))).toEqual([
       'control_plane.gateway_id: must be a UUID (got "gw-1")',
     ]);
   });
   test("accepted with all three", () => {
-    expect(specProblemLines(withUnbuiltSections())).toEqual([]);
+    expect(specProblemLines(withEverySection())).toEqual([]);
   });
 });

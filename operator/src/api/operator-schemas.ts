@@ -130,18 +130,26 @@ const secretKeyRef = (what: string) =>
     .describe(`${what}; read from a Secret in the gateway's namespace, never copied into the ConfigMap`);
 
 /**
- * The OAuth server's keys (oauthServer): environment variables of the gateway container, not config fields, because
- * every replica must read the same ones from one Secret (gateway/docs/oauth-server.md).
+ * The gateway's OAuth keys: environment variables of the gateway container, not config fields, because every replica
+ * must read the same ones from one Secret (gateway/docs/oauth-server.md, gateway/docs/upstream-oauth.md). The KV key
+ * seals both the OAuth server's records and the upstream tokens of upstream_auth_type oauth; the signing keys are the
+ * OAuth server's alone.
  */
 export const oauthServerKeysSchema = z
   .strictObject({
-    signingKeys: secretKeyRef("JWKS of private signing keys, JSON (SVC_OAUTH_SIGNING_KEYS)"),
-    kvKey: secretKeyRef("32 random bytes, base64, sealing the KV records (SVC_OAUTH_KV_KEY)"),
+    signingKeys: secretKeyRef(
+      "JWKS of private signing keys, JSON (SVC_OAUTH_SIGNING_KEYS); required with oauthServer",
+    ).optional(),
+    kvKey: secretKeyRef(
+      "32 random bytes, base64, sealing the KV records: the OAuth server's and the upstream OAuth tokens (SVC_OAUTH_KV_KEY)",
+    ),
     registrationToken: secretKeyRef(
       "Initial access token Dynamic Client Registration requires (SVC_OAUTH_REGISTRATION_TOKEN); absent: open registration",
     ).optional(),
   })
-  .describe("The keys of the gateway's own OAuth server; required with oauthServer");
+  .describe(
+    "The gateway's OAuth keys; required with oauthServer, and kvKey with any McpServer of upstreamAuthType oauth (the default)",
+  );
 
 /** Environment variable of each oauthServerKeys field, as the gateway reads it. */
 export const OAUTH_SERVER_KEY_VARIABLES = {

@@ -180,6 +180,13 @@ export function renderGateway(input: RenderInput): GatewayRender {
       message:
         "is required with oauthServer: the signing keys and the KV key, from a Secret every replica reads (gateway/docs/oauth-server.md)",
     });
+  } else if (gatewaySpec.oauth_server !== undefined && oauthKeys?.signingKeys === undefined) {
+    problems.push({
+      ref: gatewayRef,
+      field: "spec.oauthServerKeys.signingKeys",
+      message:
+        "is required with oauthServer: the keys its tokens are signed with (gateway/docs/oauth-server.md)",
+    });
   }
   if (oauthKeys !== undefined) {
     for (const [field, variable] of Object.entries(OAUTH_SERVER_KEY_VARIABLES)) {

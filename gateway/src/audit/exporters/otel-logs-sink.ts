@@ -24,6 +24,7 @@ const SEVERITY: Record<AuditKind, SeverityNumber> = {
   upstream_error: SeverityNumber.ERROR,
   call_completed: SeverityNumber.INFO,
   events_dropped: SeverityNumber.ERROR,
+  upstream_oauth: SeverityNumber.INFO, // WARN when the decision is deny (a failure)
 };
 
 const SEVERITY_TEXT: Partial<Record<SeverityNumber, string>> = {
