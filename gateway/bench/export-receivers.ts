@@ -1,10 +1,13 @@
 // The "exported" bench path's receivers: the three loopback receivers the fault tests use (search index bulk API,
 // OTLP logs over http/protobuf, the Azure logs ingestion API with its token endpoint), started by the bench in a
 // process of their own (export-receivers-child.ts) so the secured gateway can run with every exporter on. What they
-// received is reported after the run, so a fast number cannot come from an export that silently did nothing.
+// received is decoded between measurements and verified after the run (every event, wire format, intact chains), so a
+// fast number cannot come from an export that silently did nothing.
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { ReceiversReply, ReceiversRequest } from "./export-receivers-child.ts";
+import type { DeliveryReport, ReceiversReply, ReceiversRequest } from "./export-receivers-child.ts";
+
+export type { DeliveryReport } from "./export-receivers-child.ts";
 
 export interface ExportReceivers {
   /** The `exporters:` section that points a gateway at the receivers. */
@@ -13,8 +16,13 @@ export interface ExportReceivers {
   env: Record<string, string>;
   /** The receivers' process, for its CPU time: on this machine it competes with the gateway. */
   pid: number | undefined;
-  /** Events each receiver got so far, by exporter name. */
-  receivedCounts(): Promise<Record<string, number>>;
+  /**
+   * Decodes and checks what the receivers kept while load ran (they only keep bodies then, as a remote service costs
+   * this machine nothing); returns the events each got so far, by exporter name, and the CPU the decoding took.
+   */
+  settle(): Promise<{ counts: Record<string, number>; decodeCpuMs: number }>;
+  /** After settle(): did every receiver get every event, in complete and intact chains? */
+  verify(): Promise<DeliveryReport>;
   close(): Promise<void>;
 }
 
@@ -67,10 +75,16 @@ export async function startExportReceivers(dir: string): Promise<ExportReceivers
     exportersYaml: ready.exportersYaml,
     env: ready.env,
     pid: child.pid,
-    receivedCounts: async () => {
-      const answer = nextReply(child, "counts");
-      send({ type: "counts" });
-      return (await answer).counts;
+    settle: async () => {
+      const answer = nextReply(child, "settled");
+      send({ type: "settle" });
+      const { counts, decodeCpuMs } = await answer;
+      return { counts, decodeCpuMs };
+    },
+    verify: async () => {
+      const answer = nextReply(child, "verified");
+      send({ type: "verify" });
+      return (await answer).report;
     },
     close: async () => {
       if (child.exitCode !== null || !child.connected) return;

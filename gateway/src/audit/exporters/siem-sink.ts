@@ -14,6 +14,7 @@ import type { ChainedAuditEvent } from "../audit-event.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
 import { type SiemRow, siemRowFromEvent } from "./siem-columns.ts";
 import { describeSiemFailure } from "./siem-failure.ts";
+import { useFastGzip } from "./siem-gzip.ts";
 
 export type SiemExporterConfig = z.output<typeof siemExporterSchema>;
 
@@ -68,6 +69,7 @@ export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = 
         { authorityHost, disableInstanceDiscovery: true }),
   });
   const client = new LogsIngestionClient(settings.dcrEndpoint, credential, { retryOptions, tlsOptions });
+  useFastGzip(client);
 
   return {
     name,

@@ -1,7 +1,8 @@
 // A loopback OTLP collector for one protocol (gRPC, HTTP/protobuf or HTTP/JSON) that decodes what the official
 // exporters really send: protobuf with the OpenTelemetry project's published, compiled protos, JSON as the OTLP JSON
 // encoding. It keeps log records (and the audit events they carry), metric points and spans, the request headers,
-// and can be told to fail, or go down and come back on the same port, for fault tests.
+// and can be told to fail, or go down and come back on the same port, for fault tests. With `deferDecoding` (the bench)
+// an HTTP body is only kept and answered as accepted, and decodeDeferred() decodes it later, out of the measured time.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
@@ -267,6 +268,15 @@ export class OtlpReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** Requests answered with a planned failure. */
   failed = 0;
+  /**
+   * HTTP bodies of the expected content type are kept as they came and answered as a full success, costing the
+   * sender's machine only the read; decodeDeferred() decodes and keeps them as the normal path would. A planned
+   * failure or rejection pending is answered as usual.
+   */
+  deferDecoding = false;
+  /** Bodies that did not decode in decodeDeferred(), after they were answered as accepted. */
+  readonly decodeErrors: string[] = [];
+  readonly #deferred: { signal: Signal; headers: Record<string, string>; body: Buffer; gzip: boolean }[] = [];
 
   #port = 0;
   #http: Server | undefined;
@@ -387,8 +397,13 @@ export class OtlpReceiver {
       }
       chunks.push(chunk as Buffer);
     }
-    let body = Buffer.concat(chunks);
-    if (req.headers["content-encoding"] === "gzip") body = gunzipSync(body);
+    const raw = Buffer.concat(chunks);
+    const gzip = req.headers["content-encoding"] === "gzip";
+    const deferred =
+      this.deferDecoding &&
+      this.#failures.length === 0 &&
+      (signal !== "logs" || this.#rejections.length === 0);
+    const body = gzip && !deferred ? gunzipSync(raw) : raw;
 
     const failure = this.#failures.shift();
     if (failure !== undefined) {
@@ -407,14 +422,11 @@ export class OtlpReceiver {
       res.writeHead(415).end(`expected ${expected}, got ${contentType}`);
       return;
     }
-    const request =
-      this.protocol === "http/json"
-        ? (JSON.parse(body.toString("utf8")) as Json)
-        : decodeProtobuf(signal, body);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers))
       if (typeof value === "string") headers[name] = value;
-    const answer = this.#accept(signal, headers, request);
+    const answer = deferred ? {} : this.#accept(signal, headers, this.#decodeHttp(signal, body));
+    if (deferred) this.#deferred.push({ signal, headers, body, gzip });
 
     if (this.protocol === "http/json") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
@@ -423,6 +435,23 @@ export class OtlpReceiver {
       res
         .writeHead(200, { "content-type": "application/x-protobuf" })
         .end(type.encode(type.fromObject(answer)).finish());
+    }
+  }
+
+  #decodeHttp(signal: Signal, body: Buffer): Json {
+    return this.protocol === "http/json"
+      ? (JSON.parse(body.toString("utf8")) as Json)
+      : decodeProtobuf(signal, body);
+  }
+
+  /** Decodes and keeps the bodies kept by `deferDecoding`; one that does not decode goes to decodeErrors. */
+  decodeDeferred(): void {
+    for (const { signal, headers, body, gzip } of this.#deferred.splice(0)) {
+      try {
+        this.#accept(signal, headers, this.#decodeHttp(signal, gzip ? gunzipSync(body) : body));
+      } catch (error) {
+        this.decodeErrors.push(`${signal} body answered as accepted does not decode: ${String(error)}`);
+      }
     }
   }
 

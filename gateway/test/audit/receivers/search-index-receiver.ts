@@ -3,7 +3,8 @@
 // content-type application/vnd.elasticsearch+x-ndjson), answering with the `x-elastic-product: Elasticsearch` header
 // the client insists on. Anything off the wire format is answered 400 and recorded in `wireErrors`, so a test that
 // expects none catches it. It can be told to fail whole requests (status, Retry-After), fail single bulk items, hang,
-// and go down and come back on the same port.
+// and go down and come back on the same port. With `deferDecoding` (the bench) a bulk body is only kept and answered as
+// accepted, and decodeDeferred() checks and stores it later, out of the measured time.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,6 +38,13 @@ export class SearchIndexReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** What was wrong with requests that broke the wire format. */
   readonly wireErrors: string[] = [];
+  /**
+   * Bulk bodies are kept as they came and answered as accepted (one item per action/source line pair), costing the
+   * sender's machine only the read; decodeDeferred() checks and stores them. A receiver with an API key, a compressed
+   * body or a planned failure pending answers as usual.
+   */
+  deferDecoding = false;
+  readonly #deferred: { contentType: string | undefined; body: Buffer; answeredItems: number }[] = [];
 
   readonly #server: Server;
   readonly #apiKey: string | undefined;
@@ -128,6 +136,17 @@ export class SearchIndexReceiver {
       contentType: req.headers["content-type"],
       contentEncoding: req.headers["content-encoding"],
     });
+    if (
+      this.deferDecoding &&
+      method === "POST" &&
+      path === "/_bulk" &&
+      req.headers["content-encoding"] === undefined &&
+      this.#apiKey === undefined &&
+      this.#failures.length + this.#itemFailures.length + this.#hangs === 0
+    ) {
+      await this.#deferBulk(req, res);
+      return;
+    }
     const body = await this.#body(req);
     if (this.#hangs > 0) {
       this.#hangs -= 1;
@@ -188,39 +207,13 @@ export class SearchIndexReceiver {
   }
 
   #bulk(req: IncomingMessage, body: string, res: ServerResponse): void {
-    if (!BULK_CONTENT_TYPE.test(req.headers["content-type"] ?? "")) {
-      this.#wireError(res, `bulk with content-type '${req.headers["content-type"]}'`);
+    const parsed = parseBulk(req.headers["content-type"], body);
+    if (typeof parsed === "string") {
+      this.#wireError(res, parsed);
       return;
-    }
-    if (!body.endsWith("\n")) {
-      this.#wireError(res, "bulk body does not end with a newline");
-      return;
-    }
-    const lines = body.slice(0, -1).split("\n");
-    if (lines.length % 2 !== 0) {
-      this.#wireError(res, `bulk body has ${lines.length} lines, not action/source pairs`);
-      return;
-    }
-    const operations: { index: string; id: string; event: ChainedAuditEvent }[] = [];
-    for (let i = 0; i < lines.length; i += 2) {
-      let action: { index?: { _index?: unknown; _id?: unknown } };
-      let event: ChainedAuditEvent;
-      try {
-        action = JSON.parse(lines[i] as string);
-        event = JSON.parse(lines[i + 1] as string);
-      } catch {
-        this.#wireError(res, `bulk lines ${i + 1}-${i + 2} are not JSON`);
-        return;
-      }
-      const { _index, _id } = action.index ?? {};
-      if (typeof _index !== "string" || typeof _id !== "string") {
-        this.#wireError(res, `bulk line ${i + 1} is not an index action with _index and _id: ${lines[i]}`);
-        return;
-      }
-      operations.push({ index: _index, id: _id, event });
     }
     const pick = this.#itemFailures.shift();
-    const items = operations.map(({ index, id, event }, position) => {
+    const items = parsed.map(({ index, id, event }, position) => {
       const status = pick?.(event, position);
       if (status !== undefined) {
         const type = status === 429 ? "es_rejected_execution_exception" : "document_parsing_exception";
@@ -228,18 +221,55 @@ export class SearchIndexReceiver {
           index: { _index: index, _id: id, status, error: { type, reason: `told to fail item ${position}` } },
         };
       }
-      let documents = this.indices.get(index);
-      if (documents === undefined) {
-        documents = new Map();
-        this.indices.set(index, documents);
-      }
-      const result = documents.has(id) ? "updated" : "created";
-      documents.set(id, event);
-      this.received.push(event);
+      const result = this.#store(index, id, event);
       return { index: { _index: index, _id: id, status: result === "created" ? 201 : 200, result } };
     });
     const errors = items.some((item) => "error" in item.index);
     this.#answer(res, 200, { took: 1, errors, items });
+  }
+
+  #store(index: string, id: string, event: ChainedAuditEvent): "created" | "updated" {
+    let documents = this.indices.get(index);
+    if (documents === undefined) {
+      documents = new Map();
+      this.indices.set(index, documents);
+    }
+    const result = documents.has(id) ? "updated" : "created";
+    documents.set(id, event);
+    this.received.push(event);
+    return result;
+  }
+
+  /** Keeps the body and answers one accepted item per line pair; the checks wait for decodeDeferred(). */
+  async #deferBulk(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    let lines = 0;
+    for (let at = body.indexOf(10); at !== -1; at = body.indexOf(10, at + 1)) lines += 1;
+    const answeredItems = Math.floor(lines / 2);
+    this.#deferred.push({ contentType: req.headers["content-type"], body, answeredItems });
+    const item = { index: { status: 201, result: "created" } };
+    this.#answer(res, 200, {
+      took: 1,
+      errors: false,
+      items: Array.from({ length: answeredItems }, () => item),
+    });
+  }
+
+  /** Checks and stores the bodies kept by `deferDecoding`, as the normal path would have; problems go to wireErrors. */
+  decodeDeferred(): void {
+    for (const { contentType, body, answeredItems } of this.#deferred.splice(0)) {
+      const parsed = parseBulk(contentType, body.toString("utf8"));
+      if (typeof parsed === "string") {
+        this.wireErrors.push(`${parsed} (answered as ${answeredItems} accepted items)`);
+        continue;
+      }
+      if (parsed.length !== answeredItems) {
+        this.wireErrors.push(`bulk body of ${parsed.length} actions was answered as ${answeredItems} items`);
+      }
+      for (const { index, id, event } of parsed) this.#store(index, id, event);
+    }
   }
 
   async #body(req: IncomingMessage): Promise<string> {
@@ -270,4 +300,32 @@ export class SearchIndexReceiver {
     });
     res.end(JSON.stringify(body));
   }
+}
+
+/** A bulk request's index operations, or what is wrong with its framing (NDJSON action/source pairs). */
+function parseBulk(
+  contentType: string | undefined,
+  body: string,
+): { index: string; id: string; event: ChainedAuditEvent }[] | string {
+  if (!BULK_CONTENT_TYPE.test(contentType ?? "")) return `bulk with content-type '${contentType}'`;
+  if (!body.endsWith("\n")) return "bulk body does not end with a newline";
+  const lines = body.slice(0, -1).split("\n");
+  if (lines.length % 2 !== 0) return `bulk body has ${lines.length} lines, not action/source pairs`;
+  const operations: { index: string; id: string; event: ChainedAuditEvent }[] = [];
+  for (let i = 0; i < lines.length; i += 2) {
+    let action: { index?: { _index?: unknown; _id?: unknown } };
+    let event: ChainedAuditEvent;
+    try {
+      action = JSON.parse(lines[i] as string);
+      event = JSON.parse(lines[i + 1] as string);
+    } catch {
+      return `bulk lines ${i + 1}-${i + 2} are not JSON`;
+    }
+    const { _index, _id } = action.index ?? {};
+    if (typeof _index !== "string" || typeof _id !== "string") {
+      return `bulk line ${i + 1} is not an index action with _index and _id: ${lines[i]}`;
+    }
+    operations.push({ index: _index, id: _id, event });
+  }
+  return operations;
 }

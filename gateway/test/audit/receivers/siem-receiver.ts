@@ -2,7 +2,8 @@
 // first) and the Azure Monitor logs ingestion endpoint, on one HTTPS server with a self-signed certificate (both SDKs
 // refuse plain HTTP: @azure/identity for the authority, the bearer token policy for the endpoint). It checks what the
 // real clients send: the client-credentials form, `Authorization: Bearer <token it issued>`, the DCR path, a gzip body
-// of JSON rows. It can be told to fail and to go down and come back on the same port.
+// of JSON rows. It can be told to fail and to go down and come back on the same port. With `deferDecoding` (the bench)
+// an authorised ingestion body is only kept and answered as accepted, and decodeDeferred() checks it later.
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -52,6 +53,15 @@ export class SiemReceiver {
   tokenRequests = 0;
   /** Requests to paths neither SDK should call. */
   readonly unexpected: string[] = [];
+  /**
+   * An ingestion request with an issued token on the DCR stream is kept as it came and answered 204, costing the
+   * sender's machine only the read (and TLS); decodeDeferred() checks and keeps its rows as the normal path would. A
+   * planned failure or hang pending is answered as usual.
+   */
+  deferDecoding = false;
+  /** Bodies that were answered as accepted but are not a (gzip of a) JSON array of objects. */
+  readonly decodeErrors: string[] = [];
+  private readonly deferred: { request: Omit<SiemIngestionRequest, "rows">; body: Buffer }[] = [];
 
   private readonly server: Server;
   private readonly port: number;
@@ -139,6 +149,25 @@ export class SiemReceiver {
     await this.down();
   }
 
+  /** Checks and keeps the bodies kept by `deferDecoding`; one that is not rows goes to decodeErrors. */
+  decodeDeferred(): void {
+    for (const { request, body } of this.deferred.splice(0)) {
+      let rows: SiemRow[] | undefined;
+      try {
+        rows = rowsOf(request.contentEncoding, body);
+      } catch (error) {
+        this.decodeErrors.push(`ingestion body answered 204 does not decode: ${String(error)}`);
+        continue;
+      }
+      if (rows === undefined) {
+        this.decodeErrors.push("ingestion body answered 204 is not a JSON array of objects");
+        continue;
+      }
+      this.ingestionRequests.push({ ...request, rows });
+      for (const row of rows) this.received.push(eventFromRow(row));
+    }
+  }
+
   private async handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? "/", this.url);
     const body = await readBody(request);
@@ -215,26 +244,26 @@ export class SiemReceiver {
       });
       return;
     }
-    const contentEncoding = request.headers["content-encoding"];
-    const json = contentEncoding === "gzip" ? gunzipSync(body, { maxOutputLength: BODY_LIMIT }) : body;
-    const rows = JSON.parse(json.toString("utf8")) as unknown;
-    if (
-      !Array.isArray(rows) ||
-      rows.some((row) => typeof row !== "object" || row === null || Array.isArray(row))
-    ) {
+    const seen = {
+      path: url.pathname,
+      apiVersion: url.searchParams.get("api-version"),
+      authorization,
+      contentEncoding: request.headers["content-encoding"],
+      contentType: request.headers["content-type"],
+    };
+    if (this.deferDecoding && this.hanging === 0 && (this.failures?.remaining ?? 0) === 0) {
+      this.deferred.push({ request: seen, body });
+      response.writeHead(204).end();
+      return;
+    }
+    const rows = rowsOf(seen.contentEncoding, body);
+    if (rows === undefined) {
       respond(response, 400, {
         error: { code: "InvalidContent", message: "the body must be a JSON array of objects" },
       });
       return;
     }
-    this.ingestionRequests.push({
-      path: url.pathname,
-      apiVersion: url.searchParams.get("api-version"),
-      authorization,
-      contentEncoding,
-      contentType: request.headers["content-type"],
-      rows: rows as SiemRow[],
-    });
+    this.ingestionRequests.push({ ...seen, rows });
     if (this.hanging > 0) {
       this.hanging -= 1;
       return;
@@ -252,6 +281,19 @@ export class SiemReceiver {
     for (const row of rows as SiemRow[]) this.received.push(eventFromRow(row));
     response.writeHead(204).end();
   }
+}
+
+/** The rows of an ingestion body, or undefined when it is not a (gzip of a) JSON array of objects. */
+function rowsOf(contentEncoding: string | undefined, body: Buffer): SiemRow[] | undefined {
+  const json = contentEncoding === "gzip" ? gunzipSync(body, { maxOutputLength: BODY_LIMIT }) : body;
+  const rows = JSON.parse(json.toString("utf8")) as unknown;
+  if (
+    !Array.isArray(rows) ||
+    rows.some((row) => typeof row !== "object" || row === null || Array.isArray(row))
+  ) {
+    return undefined;
+  }
+  return rows as SiemRow[];
 }
 
 function eventFromRow(row: SiemRow): ChainedAuditEvent {
