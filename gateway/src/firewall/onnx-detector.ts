@@ -73,7 +73,9 @@ export async function loadOnnxDetector(options: OnnxDetectorOptions): Promise<De
     labelCount: labels.length,
   };
 
-  const worker = new Worker(new URL("./onnx-worker.ts", import.meta.url), { workerData: files });
+  // The worker module beside this one: .ts in a checkout (type stripping), .js in the compiled package.
+  const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+  const worker = new Worker(new URL(`./onnx-worker.${extension}`, import.meta.url), { workerData: files });
   const [first] = (await Promise.race([
     once(worker, "message"),
     once(worker, "exit").then(([code]) => [{ type: "failed", message: `worker exited (${code})` }]),
