@@ -34,6 +34,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { buildCompiledGateway } from "./compiled-gateway.ts";
 import { type ExportReceivers, startExportReceivers } from "./export-receivers.ts";
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
@@ -234,16 +235,21 @@ async function main(): Promise<void> {
     });
     // BENCH_GATEWAY_NODE_OPTIONS: V8 flags for the plain gateway only, e.g. --max-semi-space-size=8 (memory vs CPU).
     const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS;
-    gateway = await spawnGateway(
-      config,
-      gatewayNodeOptions ? { env: { NODE_OPTIONS: gatewayNodeOptions } } : {},
+    const program = await buildCompiledGateway();
+    console.log(
+      `every gateway path runs the compiled gateway (${program}), as the npm package and the image do`,
     );
+    gateway = await spawnGateway(config, {
+      program,
+      ...(gatewayNodeOptions ? { env: { NODE_OPTIONS: gatewayNodeOptions } } : {}),
+    });
     if (gatewayNodeOptions)
       console.log(`gateway and fast-gateway run with NODE_OPTIONS=${gatewayNodeOptions}`);
-    secured = await startSecuredGateway(dir, upstream.url, users);
+    secured = await startSecuredGateway(dir, upstream.url, users, { program });
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     receivers = await startExportReceivers(dir);
     exported = await startSecuredGateway(dir, upstream.url, users, {
+      program,
       name: "exported",
       exportersYaml: receivers.exportersYaml,
       env: receivers.env,

@@ -32,6 +32,8 @@ export interface SecuredGatewayOptions {
   /** An `exporters:` section appended to the config (the "exported" path). */
   exportersYaml?: string;
   env?: Record<string, string>;
+  /** The gateway program to run (the bench's compiled gateway). */
+  program?: string;
 }
 
 export async function startSecuredGateway(
@@ -85,6 +87,7 @@ ${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("
         ...options.env,
       },
       logFile: join(dir, `${name}.log`),
+      program: options.program,
     });
     const now = Math.floor(Date.now() / 1000);
     const authHeaders: Record<string, string>[] = [];

@@ -19,6 +19,8 @@ export interface SpawnGatewayOptions {
   /** Where stdout (the JSON logs) goes. A file, so nobody has to drain a pipe; default: a file beside the config. */
   logFile?: string;
   timeoutMs?: number;
+  /** The program to run (default bin/svc-gateway.js: the sources in a checkout); the bench passes the compiled one. */
+  program?: string;
 }
 
 const bin = new URL("../../bin/svc-gateway.js", import.meta.url).pathname;
@@ -42,7 +44,7 @@ export async function spawnGateway(
   const stdout = openSync(logFile, "w");
   const child = spawn(
     process.execPath,
-    [bin, "start", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
+    [options.program ?? bin, "start", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
     {
       // No drain delay: nothing routes to this gateway but the test or bench that started it. Its configs have no
       // identity providers and its clients no tokens, so anonymous access is on unless the caller says otherwise.
