@@ -4,10 +4,10 @@
 // scrubbing only, /bench-json/mcp neither) at 16 connections, in front of the SDK upstream, then the profile's
 // summary (cpu-profile-summary.ts). The .cpuprofile is kept in PROFILE_DIR (default a temporary directory).
 // Usage: node gateway/bench/profile-inspected.ts
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { summarise } from "./cpu-profile-summary.ts";
+import { summariseGatewayProfile } from "./cpu-profile-summary.ts";
 import { measure } from "./load.ts";
 import { piiText } from "./pii-workload.ts";
 import { startSecuredGateway } from "./secured-gateway.ts";
@@ -46,15 +46,7 @@ try {
   } finally {
     await gateway.stop();
   }
-  const profiles = (await readdir(dir)).filter((name) => name.endsWith(".cpuprofile"));
-  // The gateway is the one process started with --cpu-prof that served the load: the largest profile.
-  const sized = await Promise.all(
-    profiles.map(async (name) => ({ name, text: await readFile(join(dir, name), "utf8") })),
-  );
-  const largest = sized.sort((a, b) => b.text.length - a.text.length)[0];
-  if (!largest) throw new Error(`no .cpuprofile written in ${dir}`);
-  console.log(`profile: ${join(dir, largest.name)}\n`);
-  console.log(summarise(JSON.parse(largest.text), Number(process.env.PROFILE_TOP ?? 40), seconds));
+  console.log(await summariseGatewayProfile(dir, Number(process.env.PROFILE_TOP ?? 40), seconds));
 } finally {
   await upstream.stop();
 }
