@@ -3,6 +3,8 @@
 // `lastSeconds` of the profile count when given (the load window, without the process's start-up).
 // Usage: node cpu-profile-summary.ts <file.cpuprofile> [top N, default 25] [last seconds]
 import { readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 
 interface ProfileNode {
   id: number;
@@ -116,6 +118,25 @@ export function summarise(profile: CpuProfile, top: number, lastSeconds?: number
     table("native self time by caller:", nativeCallers),
     table("inclusive time of gateway functions and library entry points:", inclusive),
   ].join("\n\n");
+}
+
+/**
+ * The summary of the gateway's profile in `dir`, where a profiling script ran it with --cpu-prof: the largest
+ * .cpuprofile there (the gateway is the process that served the load), its last `lastSeconds` (the load window, not
+ * the start-up's module loading). Starts with the profile's path, kept for a flame graph.
+ */
+export async function summariseGatewayProfile(
+  dir: string,
+  top: number,
+  lastSeconds: number,
+): Promise<string> {
+  const profiles = (await readdir(dir)).filter((name) => name.endsWith(".cpuprofile"));
+  const sized = await Promise.all(
+    profiles.map(async (name) => ({ name, text: await readFile(join(dir, name), "utf8") })),
+  );
+  const largest = sized.sort((a, b) => b.text.length - a.text.length)[0];
+  if (!largest) throw new Error(`no .cpuprofile written in ${dir}`);
+  return `profile: ${join(dir, largest.name)}\n\n${summarise(JSON.parse(largest.text) as CpuProfile, top, lastSeconds)}`;
 }
 
 if (import.meta.main) {

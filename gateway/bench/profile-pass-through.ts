@@ -2,11 +2,11 @@
 // server and no auth, PROFILE_SECONDS (default 10) of JSON tools/call at 16 connections, then the profile's summary
 // (cpu-profile-summary.ts). The .cpuprofile is kept in PROFILE_DIR (default a temporary directory) for a flame graph
 // (Chrome DevTools, speedscope). Usage: node gateway/bench/profile-pass-through.ts
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
-import { summarise } from "./cpu-profile-summary.ts";
+import { summariseGatewayProfile } from "./cpu-profile-summary.ts";
 import { measure } from "./load.ts";
 import { spawnUpstream } from "./spawn-upstream.ts";
 
@@ -38,16 +38,7 @@ try {
   } finally {
     await gateway.stop();
   }
-  const profiles = (await readdir(dir)).filter((name) => name.endsWith(".cpuprofile"));
-  // The gateway is the one process started with --cpu-prof that served the load: the largest profile.
-  const sized = await Promise.all(
-    profiles.map(async (name) => ({ name, text: await readFile(join(dir, name), "utf8") })),
-  );
-  const largest = sized.sort((a, b) => b.text.length - a.text.length)[0];
-  if (!largest) throw new Error(`no .cpuprofile written in ${dir}`);
-  console.log(`profile: ${join(dir, largest.name)}\n`);
-  // The load window only: the last `seconds` before the stop, not the start-up's module loading.
-  console.log(summarise(JSON.parse(largest.text), Number(process.env.PROFILE_TOP ?? 30), seconds));
+  console.log(await summariseGatewayProfile(dir, Number(process.env.PROFILE_TOP ?? 30), seconds));
 } finally {
   await upstream.stop();
 }

@@ -40,6 +40,7 @@ import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
 import { type RunningNginx, startNginx } from "./nginx.ts";
 import { PEERS, type PeerName, type RunningPeer, startPeers } from "./peers.ts";
+import { piiText } from "./pii-workload.ts";
 import { cpuMs } from "./process-cpu.ts";
 import { type GatewayMemory, gatewayMemory, rssMb } from "./process-memory.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
@@ -127,17 +128,6 @@ const callWithId = (id: number) =>
     params: { name: "echo", arguments: { text: "hello from the bench" } },
   });
 const body = callWithId(1);
-/** About 1 KB of a support ticket with the personal data tool arguments really carry. */
-const ticket = [
-  "hello from the bench: customer Jane Roe (jane.roe@example.com, +1 415 555 0132) reports that card",
-  "4111 1111 1111 1111 was declined twice at the self-service kiosk. She called from 198.51.100.23 and asked",
-  "for a refund to IBAN GB82 WEST 1234 5698 7654 32. Her SSN on the account form reads 536-22-8841.",
-].join(" ");
-const piiText =
-  `${ticket} ${"The agent checked the order history and the shipping notes; nothing else was unusual. ".repeat(8)}`.slice(
-    0,
-    1024,
-  );
 const piiBody = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,

@@ -91,16 +91,47 @@ function verdict(wordsNearestLast: readonly string[], context: ContextWords): nu
   return 0;
 }
 
+/**
+ * The words around the candidates of one string, read once: every recognizer asks about the words before its spans,
+ * and several propose spans at the same place ("4111 1111 1111 1111" is a card, a bank number and a phone candidate),
+ * so the words before a position and those of the field name are split and lower-cased once per string, not once per
+ * candidate and recognizer. Bounded: one entry per distinct candidate start.
+ */
+export class TextContext {
+  readonly text: string;
+  readonly #fieldName: string;
+  #fieldWords: string[] | undefined;
+  readonly #before = new Map<number, string[]>();
+
+  constructor(text: string, fieldName: string) {
+    this.text = text;
+    this.#fieldName = fieldName;
+  }
+
+  get hasFieldName(): boolean {
+    return this.#fieldName !== "";
+  }
+
+  wordsBefore(start: number): string[] {
+    let words = this.#before.get(start);
+    if (words === undefined) {
+      words = wordsBefore(this.text, start);
+      this.#before.set(start, words);
+    }
+    return words;
+  }
+
+  fieldWords(): string[] {
+    this.#fieldWords ??= wordsOfFieldName(this.#fieldName);
+    return this.#fieldWords;
+  }
+}
+
 /** What the words before `start` (else the name of the field holding the text) say: +1, -1 or 0 (verdict above). */
-export function contextVerdict(
-  context: ContextWords,
-  text: string,
-  start: number,
-  fieldName: string,
-): number {
-  const said = verdict(wordsBefore(text, start), context);
-  if (said !== 0 || fieldName === "") return said;
-  return verdict(wordsOfFieldName(fieldName), context);
+export function contextVerdict(context: ContextWords, around: TextContext, start: number): number {
+  const said = verdict(around.wordsBefore(start), context);
+  if (said !== 0 || !around.hasFieldName) return said;
+  return verdict(around.fieldWords(), context);
 }
 
 /**
@@ -112,11 +143,10 @@ export function contextVerdict(
 export function scoreWithContext(
   context: ContextWords,
   score: number,
-  text: string,
+  around: TextContext,
   start: number,
-  fieldName: string,
 ): number {
-  const said = contextVerdict(context, text, start, fieldName);
+  const said = contextVerdict(context, around, start);
   if (said > 0) return Math.max(Math.min(1, score + CONTEXT_BOOST), MIN_SCORE_WITH_CONTEXT);
   if (said < 0) return Math.max(0, score - CONTEXT_BOOST);
   return score;

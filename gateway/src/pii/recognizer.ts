@@ -44,9 +44,9 @@ export interface PatternSpec {
   readonly score: number;
   /**
    * A cheap test every match of `regex` implies (a literal the pattern cannot match without): a text failing it
-   * skips `regex`, whose lookarounds would otherwise be tried at every position.
+   * skips `regex`, whose lookarounds would otherwise be tried at every position. A RegExp or a hand-written test.
    */
-  readonly requires?: RegExp;
+  readonly requires?: { test(text: string): boolean };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ContextWords, contextVerdict, scoreWithContext } from "./context.ts";
+import { type ContextWords, contextVerdict, scoreWithContext, TextContext } from "./context.ts";
 import { type CompiledCustomRules, findRuleMatches } from "./custom-rules.ts";
 import type { Recognizer } from "./recognizer.ts";
 
@@ -41,16 +41,17 @@ export function detect(
 ): Detection[] {
   const detections: Detection[] = [];
   const hasDigit = DIGIT.test(text);
+  const around = new TextContext(text, fieldName);
   for (const { recognizer, replace, context } of recognizers) {
     if (recognizer.needsDigit && !hasDigit) continue;
     recognizer.find(
       text,
       (candidate) => {
-        const score = scoreWithContext(context, candidate.score, text, candidate.start, fieldName);
+        const score = scoreWithContext(context, candidate.score, around, candidate.start);
         if (score < SCORE_THRESHOLD) return;
         detections.push({ ...candidate, score, entity: recognizer.entity, custom: false, replace });
       },
-      { contextAt: (start) => contextVerdict(context, text, start, fieldName), spendCostlyCheck },
+      { contextAt: (start) => contextVerdict(context, around, start), spendCostlyCheck },
     );
   }
   if (rules.anyMatch === undefined || !rules.anyMatch.test(text)) return detections;

@@ -18,6 +18,9 @@ const NAMED = new RegExp(
 // Every pattern but WEEKDAY holds a digit: text without one (prose, a scrubbed result) skips them.
 const DIGIT = /\d/;
 const WEEKDAY = /\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b/gi;
+// Every weekday ends in "day": finding that literal is several times cheaper than trying WEEKDAY's seven-way
+// case-insensitive alternation at every word start, and most texts hold none.
+const DAY = /day/i;
 
 function validate(match: string): number | null | undefined {
   const parts = match.split(/[/.-]/);
@@ -37,7 +40,7 @@ export const dateTimeRecognizer = patternRecognizer({
     { regex: NUMERIC, score: 0.6, requires: DIGIT },
     { regex: ISO_TIMESTAMP, score: 0.6, requires: DIGIT },
     { regex: NAMED, score: 0.6, requires: DIGIT },
-    { regex: WEEKDAY, score: 0.4 },
+    { regex: WEEKDAY, score: 0.4, requires: DAY },
   ],
   validate,
   context: [

@@ -11,8 +11,22 @@ const IPV6 =
 // A dotted quad holds digits: text without one skips IPV4.
 const DIGIT = /\d/;
 // IPV6's lookahead needs two colons with at most four hex digits between them: a text without such a pair (most
-// prose, "Note: ...", times such as 10:30) skips IPV6, which tries its lookarounds at every position.
-const TWO_COLONS_APART_BY_HEX = /:[0-9A-Fa-f]{0,4}:/;
+// prose, "Note: ...", times such as 10:30) skips IPV6, which tries its lookarounds at every position. Found from
+// each colon (indexOf, a fast search) rather than by the regular expression /:[0-9A-Fa-f]{0,4}:/, which V8 tries at
+// every position and which cost as much as IPV6 itself on colon-free prose.
+const TWO_COLONS_APART_BY_HEX = {
+  test(text: string): boolean {
+    for (let colon = text.indexOf(":"); colon !== -1; colon = text.indexOf(":", colon + 1)) {
+      for (let at = colon + 1; at <= colon + 5 && at < text.length; at++) {
+        const code = text.charCodeAt(at);
+        if (code === 58) return true;
+        const hex = (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
+        if (!hex) break;
+      }
+    }
+    return false;
+  },
+};
 
 // Four single-digit parts ("1.2.3.4", "8.7.5.5") are version strings far more often than hosts that belong to
 // a person: weak alone, found with a context word ("ip", "host", ...).
