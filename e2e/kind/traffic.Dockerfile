@@ -20,6 +20,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=deps /app/package.json ./
 COPY testkit/package.json testkit/
 COPY testkit/src/client-credentials.ts testkit/src/
+COPY e2e/src/mcp-call-options.ts e2e/src/
 COPY e2e/scripts/kind-traffic.ts e2e/scripts/
 RUN ln -s ../testkit node_modules/svc-testkit
 USER 10001:10001

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { clientCredentialsToken } from "svc-testkit/client-credentials";
+import { MCP_CALL_OPTIONS } from "../src/mcp-call-options.ts";
 import { probeStatus } from "../src/probe-status.ts";
 
 const usage =
@@ -17,14 +18,7 @@ const usage =
   "                      (--tool T [--args JSON] [--expect TEXT] | --expect-status CODE) [--timeout SECONDS]\n";
 const { values } = parseArgs({
   options: {
-    url: { type: "string" },
-    server: { type: "string" },
-    "token-url": { type: "string" },
-    client: { type: "string" },
-    resource: { type: "string" },
-    tool: { type: "string" },
-    args: { type: "string", default: "{}" },
-    expect: { type: "string" },
+    ...MCP_CALL_OPTIONS,
     "expect-status": { type: "string" },
     timeout: { type: "string", default: "180" },
   },

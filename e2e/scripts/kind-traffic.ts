@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { clientCredentialsToken } from "svc-testkit/client-credentials";
+import { MCP_CALL_OPTIONS } from "../src/mcp-call-options.ts";
 
 const usage =
   "usage: kind-traffic --url URL --server NAME --token-url URL --client ID:SECRET --resource AUDIENCE\n" +
@@ -21,14 +22,7 @@ const usage =
   "                    [--calls-per-session N] [--min-calls N] [--max-seconds S] [--pause-ms MS]\n";
 const { values } = parseArgs({
   options: {
-    url: { type: "string" },
-    server: { type: "string" },
-    "token-url": { type: "string" },
-    client: { type: "string" },
-    resource: { type: "string" },
-    tool: { type: "string" },
-    args: { type: "string", default: "{}" },
-    expect: { type: "string" },
+    ...MCP_CALL_OPTIONS,
     "stop-file": { type: "string" },
     workers: { type: "string", default: "4" },
     "calls-per-session": { type: "string", default: "20" },

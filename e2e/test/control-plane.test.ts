@@ -23,6 +23,7 @@ import { startGatewayProcess } from "./support/gateway-process.ts";
 import {
   AUDIENCE,
   type IdentityProviderProcess,
+  identityProvidersYaml,
   startIdentityProviderProcess,
 } from "./support/identity-provider-process.ts";
 import { repoRoot } from "./support/paths.ts";
@@ -206,12 +207,7 @@ function distributedConfig(name: GatewayName, cacheTtl = 60): string {
       "  api_key: ${CP_API_KEY}",
       `  gateway_id: ${GATEWAYS[name].id}`,
       `  cache_ttl: ${cacheTtl}`,
-      "identity_providers:",
-      "  - name: e2e",
-      "    type: hosted_idp",
-      `    issuer: ${idp.issuer}`,
-      `    jwks_uri: ${idp.issuer}/jwks`,
-      `    api_identifiers: ["${AUDIENCE}"]`,
+      ...identityProvidersYaml(idp.issuer),
       "servers:",
       "  - name: echo",
       `    url: ${upstream.url}`,

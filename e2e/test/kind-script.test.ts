@@ -90,7 +90,10 @@ describe("kind e2e script", () => {
       };
     };
     const [container] = pod.spec.containers;
-    const trafficScript = readFileSync(join(repoRoot, "e2e", "scripts", "kind-traffic.ts"), "utf8");
+    // The script's own options and the ones it shares with the MCP check.
+    const trafficScript = ["scripts/kind-traffic.ts", "src/mcp-call-options.ts"]
+      .map((file) => readFileSync(join(repoRoot, "e2e", file), "utf8"))
+      .join("\n");
     const options = container?.args.filter((arg) => arg.startsWith("--")) ?? [];
     expect(options).toContain("--stop-file");
     for (const option of options) {
@@ -110,8 +113,13 @@ describe("kind e2e script", () => {
     expect(container?.args).toContain("$(TRAFFIC_CLIENT)");
     // The image run.sh builds and loads, with the script the local rolling-restart test runs.
     expect(script).toContain(`-t ${container?.image} .`);
-    expect(readFileSync(join(repoRoot, "e2e", "kind", "traffic.Dockerfile"), "utf8")).toContain(
-      "COPY e2e/scripts/kind-traffic.ts e2e/scripts/",
+    const dockerfile = readFileSync(join(repoRoot, "e2e", "kind", "traffic.Dockerfile"), "utf8");
+    expect(dockerfile).toContain("COPY e2e/scripts/kind-traffic.ts e2e/scripts/");
+    // Every module of ours the script imports is in the image too.
+    const relativeImports = [...trafficScript.matchAll(/from "\.\.\/(src\/[^"]+)"/g)].map(
+      (match) => match[1],
     );
+    expect(relativeImports.length).toBeGreaterThan(0);
+    for (const file of relativeImports) expect(dockerfile, file).toContain(`COPY e2e/${file} `);
   });
 });

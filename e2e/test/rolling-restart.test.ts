@@ -11,6 +11,7 @@ import { startGatewayProcess } from "./support/gateway-process.ts";
 import {
   AUDIENCE,
   type IdentityProviderProcess,
+  identityProvidersYaml,
   startIdentityProviderProcess,
 } from "./support/identity-provider-process.ts";
 import { repoRoot } from "./support/paths.ts";
@@ -72,12 +73,7 @@ describe("rolling restart of the gateway under traffic", () => {
       configFile,
       [
         'version: "1.0"',
-        "identity_providers:",
-        "  - name: e2e",
-        "    type: hosted_idp",
-        `    issuer: ${idp.issuer}`,
-        `    jwks_uri: ${idp.issuer}/jwks`,
-        `    api_identifiers: ["${AUDIENCE}"]`,
+        ...identityProvidersYaml(idp.issuer),
         "servers:",
         "  - name: hello-tools",
         `    url: ${upstream.mcpUrl}`,

@@ -42,3 +42,15 @@ export async function startIdentityProviderProcess(
     credentials: (clientId) => `${clientId}:${secrets.get(clientId) ?? ""}`,
   };
 }
+
+/** A gateway configuration's `identity_providers` section trusting this provider, named `e2e` (YAML lines). */
+export function identityProvidersYaml(issuer: string): string[] {
+  return [
+    "identity_providers:",
+    "  - name: e2e",
+    "    type: hosted_idp",
+    `    issuer: ${issuer}`,
+    `    jwks_uri: ${issuer}/jwks`,
+    `    api_identifiers: ["${AUDIENCE}"]`,
+  ];
+}
