@@ -1,4 +1,4 @@
-import { GATEWAY_VERSION } from "./version.ts";
+import { GATEWAY_VERSION } from "../runtime/gateway-version.ts";
 
 // `svc-gateway <command>`: a table of commands, each in its own file, loaded only when used so that
 // `validate` does not pay for the proxy's start-up.
