@@ -9,7 +9,6 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { freePort } from "../../framework/test/helpers/processes.ts";
@@ -21,13 +20,14 @@ import { fakeClusterWithCrds } from "../../operator/test/support/fake-cluster.ts
 import { probeStatus } from "../src/probe-status.ts";
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import {
-  AUDIENCE,
   type IdentityProviderProcess,
+  identityProviderResource,
   identityProvidersYaml,
   startIdentityProviderProcess,
 } from "./support/identity-provider-process.ts";
 import { repoRoot } from "./support/paths.ts";
 import { type ListeningProcess, spawnListening } from "./support/spawn-listening.ts";
+import { serveStateless } from "./support/upstream.ts";
 
 // The control plane with real processes: `svc-operator run` against the fake Kubernetes API server serves the
 // control-plane API from an OrganizationPolicy and three McpGateways; three `svc-gateway start` processes call it,
@@ -85,13 +85,7 @@ async function startEchoUpstream(): Promise<EchoUpstream> {
       await new Promise<void>((resolve) => state.waiting.push(resolve));
       return { content: [{ type: "text", text: "held call finished" }] };
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    response.on("close", () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(request, response);
+    await serveStateless(mcp, request, response);
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -316,17 +310,7 @@ beforeAll(async () => {
   });
   api.put(organizationPolicy({}));
   for (const name of ALL) api.put(mcpGateway(name));
-  api.put({
-    apiVersion: group,
-    kind: "IdentityProvider",
-    metadata: { name: "e2e", namespace: NS },
-    spec: {
-      type: "hosted_idp",
-      issuer: idp.issuer,
-      jwksUri: `${idp.issuer}/jwks`,
-      apiIdentifiers: [AUDIENCE],
-    },
-  });
+  api.put(identityProviderResource(idp.issuer, NS, group));
   api.put({
     apiVersion: group,
     kind: "McpServer",

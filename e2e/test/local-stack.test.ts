@@ -20,6 +20,7 @@ import { startGatewayProcess } from "./support/gateway-process.ts";
 import {
   AUDIENCE,
   type IdentityProviderProcess,
+  identityProviderResource,
   startIdentityProviderProcess,
 } from "./support/identity-provider-process.ts";
 import { repoRoot } from "./support/paths.ts";
@@ -134,17 +135,7 @@ beforeAll(async () => {
     metadata: { name: "svc-gateway", namespace: NS },
     spec: { configMapName: "svc-gateway-config" },
   });
-  api.put({
-    apiVersion: group,
-    kind: "IdentityProvider",
-    metadata: { name: "e2e", namespace: NS },
-    spec: {
-      type: "hosted_idp",
-      issuer: idp.issuer,
-      jwksUri: `${idp.issuer}/jwks`,
-      apiIdentifiers: [AUDIENCE],
-    },
-  });
+  api.put(identityProviderResource(idp.issuer, NS, group));
   api.put(server("alpha", alphaSpec()));
 
   // The kubelet: mirror the ConfigMap into a volume directory whenever it changes.

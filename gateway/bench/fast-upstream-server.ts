@@ -6,7 +6,7 @@
 //   /sse/mcp   an SSE stream carrying the one response
 // Stateless (no session id). Run as its own process: prints {"msg":"listening","url":"http://127.0.0.1:<port>"}.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { serveUpstream } from "./serve-upstream.ts";
+import { readBody, serveUpstream } from "./serve-upstream.ts";
 
 interface JsonRpcRequest {
   jsonrpc?: string;
@@ -64,12 +64,6 @@ function answer(request: JsonRpcRequest): unknown {
     default:
       return rpcError(id, -32601, `method not found: ${String(request.method)}`);
   }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -4,6 +4,13 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** A request's whole body as text (the bench's requests are small JSON-RPC messages). */
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export async function serveUpstream(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
 ): Promise<void> {

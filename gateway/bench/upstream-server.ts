@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
-import { serveUpstream } from "./serve-upstream.ts";
+import { readBody, serveUpstream } from "./serve-upstream.ts";
 
 const echoInput = { text: z.string() };
 
@@ -25,12 +25,6 @@ function buildServer(): McpServer {
     async ({ text }) => ({ content: [{ type: "text", text: `${text}\n${text}\n${text}\n${text}` }] }),
   );
   return mcp;
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -55,7 +49,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     mcp.close();
   });
   await mcp.connect(transport);
-  await transport.handleRequest(req, res, await readBody(req));
+  await transport.handleRequest(req, res, JSON.parse(await readBody(req)));
 }
 
 await serveUpstream(handle);

@@ -54,3 +54,13 @@ export function identityProvidersYaml(issuer: string): string[] {
     `    api_identifiers: ["${AUDIENCE}"]`,
   ];
 }
+
+/** The IdentityProvider custom resource trusting this provider, named `e2e`, in `namespace`. */
+export function identityProviderResource(issuer: string, namespace: string, apiVersion: string) {
+  return {
+    apiVersion,
+    kind: "IdentityProvider",
+    metadata: { name: "e2e", namespace },
+    spec: { type: "hosted_idp", issuer, jwksUri: `${issuer}/jwks`, apiIdentifiers: [AUDIENCE] },
+  };
+}

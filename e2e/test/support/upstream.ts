@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -25,13 +25,7 @@ export async function startUpstream(name: string): Promise<Upstream> {
         return { content: [{ type: "text", text: `${name}: ${a + b}` }] };
       },
     );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    response.on("close", () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(request, response);
+    await serveStateless(mcp, request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -46,4 +40,19 @@ export async function startUpstream(name: string): Promise<Upstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Answers one HTTP request with `mcp` on a transport of its own (the SDK's stateless pattern), closing both after. */
+export async function serveStateless(
+  mcp: McpServer,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  response.on("close", () => {
+    void transport.close();
+    void mcp.close();
+  });
+  await mcp.connect(transport);
+  await transport.handleRequest(request, response);
 }
