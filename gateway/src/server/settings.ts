@@ -44,6 +44,8 @@ export interface GatewaySettings {
   auditSpoolMaxBytes: number;
   /** SVC_AUDIT_FAILING_AFTER_SECONDS: how long a sink fails every attempt before it is `failing` (UNHEALTHY). */
   auditFailingAfterMs: number;
+  /** SVC_AUDIT_EXPORT_NICENESS: the export thread's niceness, 0 (as requests) to 19 (only spare CPU). */
+  auditExportNiceness: number;
 }
 
 export class SettingsError extends Error {
@@ -145,5 +147,6 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     auditSpoolDir: resolve(env.SVC_AUDIT_SPOOL_DIR?.trim() || "svc-audit-spool"),
     auditSpoolMaxBytes: whole(env, "SVC_AUDIT_SPOOL_MAX_BYTES", 256 * 1024 * 1024, 64 * 1024, 1024 ** 4),
     auditFailingAfterMs: number(env, "SVC_AUDIT_FAILING_AFTER_SECONDS", 300, 1, 86_400) * 1000,
+    auditExportNiceness: whole(env, "SVC_AUDIT_EXPORT_NICENESS", 10, 0, 19),
   };
 }

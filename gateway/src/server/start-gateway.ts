@@ -7,7 +7,8 @@ import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
-import { ExporterSinks, loadExporterModules } from "../audit/exporters/index.ts";
+import { ExportThread } from "../audit/exporters/export-thread.ts";
+import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
 import { configurationFromText } from "../control-plane/centralized-config.ts";
@@ -182,8 +183,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         { sink, count, spool_dir: settings.auditSpoolDir },
       ),
   });
-  // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload.
-  const exporterSinks = new ExporterSinks();
+  // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload. Their sinks run in
+  // the export thread, at a lower priority than serving requests (export-thread.ts).
+  const exportThread = new ExportThread({
+    niceness: settings.auditExportNiceness,
+    onStopped: (reason) =>
+      logger.error("the audit export thread stopped; the next export starts a new one", { reason }),
+  });
+  const exporterSinks = new ExporterSinks((spec) => exportThread.sink(spec));
   const applyExporters = (snapshot: ConfigSnapshot): void =>
     audit.setSinks([auditTarget.sink, ...exporterSinks.sinksFor(snapshot.loaded.config.exporters)]);
   const port = listenPort(options, env);
@@ -366,8 +373,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       if (initial.configuration !== undefined)
         loaded = configurationFromText(initial.configuration, env, controlPlaneSettings);
     }
-    // What the configuration uses, imported before anything is built from it (and nothing it does not use).
-    await loadExporterModules(loaded.config.exporters);
+    // What the configuration uses, imported before anything is built from it (and nothing it does not use). The
+    // exporters' modules are the export thread's to import (export-worker.ts).
     await loadTelemetryModules(loaded.config.exporters.otel);
     oauthServer = await buildOAuthServer(loaded, {
       env,
@@ -404,6 +411,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     reloader = ready;
     await controlPlane?.confirmInitial();
     applyTelemetry(ready.current());
+    applyExporters(ready.current());
+    // An exporter whose settings cannot make a client fails the start, as any bad configuration does.
+    await exportThread.built();
   } catch (error) {
     controlPlane?.close();
     server.closeAllConnections();
@@ -411,12 +421,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await pools.destroy();
     await kv.close().catch(() => {});
     await audit.close(0);
+    await exportThread.close();
     await auditTarget.close();
     metrics.close();
     memory.stop();
     throw error;
   }
-  applyExporters(reloader.current());
   for (const warning of loaded.warnings) logger.warn("config warning", { warning });
   warnAboutAuthMode(logger, reloader.current(), settings.allowAnonymous);
   warnAboutGroupSyncOff(logger, reloader.current());
@@ -464,6 +474,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await Promise.race([reloader?.current().detectors.close(), sleep(5000)]);
     // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
     await audit.close(auditDeadlineMs);
+    await exportThread.close();
     // The last metrics and buffered spans too, within the same kind of bound.
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();

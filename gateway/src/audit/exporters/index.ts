@@ -4,9 +4,9 @@
 // `export_logs`; its metrics and traces are telemetry, not audit events.
 //
 // Each exporter's client library (Elasticsearch, the OTLP exporters and gRPC, Azure) is imported only when an exporter
-// of that type is configured: a gateway without exporters does not carry them in memory. `load` imports what a
-// configuration needs; the gateway awaits it before building the sinks at start, so a bad exporter config fails the
-// start as before. A reload that adds a type not loaded yet gets a sink that imports its module on its first write.
+// of that type is configured: a gateway without exporters does not carry them in memory. Where the sinks are built is
+// the caller's choice: in this thread (`buildExporterSink`, tests and tools) or in the export worker thread
+// (export-thread.ts), which is where the gateway runs them.
 import type { ExportersConfig } from "../../config/schema.ts";
 import type { ChainedAuditEvent } from "../audit-event.ts";
 import type { AuditSink } from "../sink.ts";
@@ -15,22 +15,28 @@ type SearchIndexModule = typeof import("./search-index-sink.ts");
 type OtelLogsModule = typeof import("./otel-logs-sink.ts");
 type SiemModule = typeof import("./siem-sink.ts");
 
+/** One enabled exporter: what it takes to build its sink, in whichever thread does it (plain data, so it can be posted). */
+export type ExporterSpec =
+  | { kind: "search_index"; name: string; config: ExportersConfig["search_index"][number] }
+  | { kind: "otel"; name: string; config: ExportersConfig["otel"][number] }
+  | { kind: "siem"; name: string; config: ExportersConfig["siem"][number] };
+
 interface Modules {
-  searchIndex?: SearchIndexModule;
-  otelLogs?: OtelLogsModule;
+  search_index?: SearchIndexModule;
+  otel?: OtelLogsModule;
   siem?: SiemModule;
 }
 
 const modules: Modules = {};
 
 const importers = {
-  searchIndex: async () => {
-    modules.searchIndex ??= await import("./search-index-sink.ts");
-    return modules.searchIndex;
+  search_index: async () => {
+    modules.search_index ??= await import("./search-index-sink.ts");
+    return modules.search_index;
   },
-  otelLogs: async () => {
-    modules.otelLogs ??= await import("./otel-logs-sink.ts");
-    return modules.otelLogs;
+  otel: async () => {
+    modules.otel ??= await import("./otel-logs-sink.ts");
+    return modules.otel;
   },
   siem: async () => {
     modules.siem ??= await import("./siem-sink.ts");
@@ -38,36 +44,52 @@ const importers = {
   },
 };
 
-const enabledSearchIndexes = (exporters: ExportersConfig) =>
-  exporters.search_index.filter((config) => config.enabled);
-const enabledOtelLogs = (exporters: ExportersConfig) =>
-  exporters.otel.filter((config) => config.enabled && config.export_logs);
-const enabledSiems = (exporters: ExportersConfig) => exporters.siem.filter((config) => config.enabled);
+/** The enabled exporters of a configuration that are audit sinks, named as their sinks are (`<type>:<name>`). */
+export function exporterSpecs(exporters: ExportersConfig): ExporterSpec[] {
+  return [
+    ...exporters.search_index
+      .filter((config) => config.enabled)
+      .map((config) => ({ kind: "search_index" as const, name: `search_index:${config.name}`, config })),
+    ...exporters.otel
+      .filter((config) => config.enabled && config.export_logs)
+      .map((config) => ({ kind: "otel" as const, name: `otel:${config.name}`, config })),
+    ...exporters.siem
+      .filter((config) => config.enabled)
+      .map((config) => ({ kind: "siem" as const, name: `siem:${config.name}`, config })),
+  ];
+}
 
 /** Imports the sink modules the enabled exporters of this configuration need (none without exporters). */
 export async function loadExporterModules(exporters: ExportersConfig): Promise<void> {
-  await Promise.all([
-    enabledSearchIndexes(exporters).length > 0 ? importers.searchIndex() : undefined,
-    enabledOtelLogs(exporters).length > 0 ? importers.otelLogs() : undefined,
-    enabledSiems(exporters).length > 0 ? importers.siem() : undefined,
-  ]);
+  const kinds = new Set(exporterSpecs(exporters).map((spec) => spec.kind));
+  await Promise.all([...kinds].map((kind) => importers[kind]()));
 }
 
-/** Builds the sink now when its module is loaded; else a sink that imports the module and builds on first use. */
-function sinkFrom<M>(
-  name: string,
-  loaded: M | undefined,
-  load: () => Promise<M>,
-  build: (module: M) => AuditSink,
-): AuditSink {
-  if (loaded !== undefined) return build(loaded);
+function buildWith(spec: ExporterSpec, loaded: Modules): AuditSink | undefined {
+  switch (spec.kind) {
+    case "search_index":
+      return loaded.search_index?.searchIndexSink(spec.config);
+    case "otel":
+      return loaded.otel?.otelLogsSink(spec.config);
+    case "siem":
+      return loaded.siem?.siemSink(spec.config);
+  }
+}
+
+/**
+ * The spec's sink, built now when its module is loaded (so a bad setting throws here); else a sink that imports the
+ * module and builds on its first write (a reload that adds a type not loaded yet).
+ */
+export function buildExporterSink(spec: ExporterSpec): AuditSink {
+  const now = buildWith(spec, modules);
+  if (now !== undefined) return now;
   let sink: Promise<AuditSink> | undefined;
   const built = () => {
-    sink ??= load().then(build);
+    sink ??= importers[spec.kind]().then(() => buildWith(spec, modules) as AuditSink);
     return sink;
   };
   return {
-    name,
+    name: spec.name,
     write: async (batch: readonly ChainedAuditEvent[]) => (await built()).write(batch),
     close: async () => {
       if (sink !== undefined) await (await sink).close?.();
@@ -75,43 +97,29 @@ function sinkFrom<M>(
   };
 }
 
+/** Imports the spec's module first, so a bad setting fails here rather than at the first write. */
+export async function buildExporterSinkNow(spec: ExporterSpec): Promise<AuditSink> {
+  await importers[spec.kind]();
+  return buildExporterSink(spec);
+}
+
 export class ExporterSinks {
   /** By sink name: the settings it was built from (compared as JSON, kept in memory only) and the sink. */
   #built = new Map<string, { settings: string; sink: AuditSink }>();
+  readonly #build: (spec: ExporterSpec) => AuditSink;
+
+  /** `build`: where a new or edited exporter's sink is made (default: in this thread). */
+  constructor(build: (spec: ExporterSpec) => AuditSink = buildExporterSink) {
+    this.#build = build;
+  }
 
   /** The enabled exporters' sinks, reusing the previous sink of every exporter whose settings are unchanged. */
   sinksFor(exporters: ExportersConfig): AuditSink[] {
-    const wanted: Array<{ name: string; settings: string; build: () => AuditSink }> = [
-      ...enabledSearchIndexes(exporters).map((config) => {
-        const name = `search_index:${config.name}`;
-        return {
-          name,
-          settings: JSON.stringify(config),
-          build: () =>
-            sinkFrom(name, modules.searchIndex, importers.searchIndex, (m) => m.searchIndexSink(config)),
-        };
-      }),
-      ...enabledOtelLogs(exporters).map((config) => {
-        const name = `otel:${config.name}`;
-        return {
-          name,
-          settings: JSON.stringify(config),
-          build: () => sinkFrom(name, modules.otelLogs, importers.otelLogs, (m) => m.otelLogsSink(config)),
-        };
-      }),
-      ...enabledSiems(exporters).map((config) => {
-        const name = `siem:${config.name}`;
-        return {
-          name,
-          settings: JSON.stringify(config),
-          build: () => sinkFrom(name, modules.siem, importers.siem, (m) => m.siemSink(config)),
-        };
-      }),
-    ];
     const next = new Map<string, { settings: string; sink: AuditSink }>();
-    for (const { name, settings, build } of wanted) {
-      const previous = this.#built.get(name);
-      next.set(name, previous?.settings === settings ? previous : { settings, sink: build() });
+    for (const spec of exporterSpecs(exporters)) {
+      const settings = JSON.stringify(spec.config);
+      const previous = this.#built.get(spec.name);
+      next.set(spec.name, previous?.settings === settings ? previous : { settings, sink: this.#build(spec) });
     }
     this.#built = next;
     return [...next.values()].map((entry) => entry.sink);
