@@ -4,6 +4,7 @@
 // received is decoded between measurements and verified after the run (every event, wire format, intact chains), so a
 // fast number cannot come from an export that silently did nothing.
 import { type ChildProcess, fork } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { DeliveryReport, ReceiversReply, ReceiversRequest } from "./export-receivers-child.ts";
@@ -62,15 +63,27 @@ function nextReply<T extends ReceiversReply["type"]>(
   });
 }
 
+/**
+ * The receivers stand in for remote services, which cost the gateway's machine nothing: at the lowest priority they
+ * take only CPU the measured processes leave idle (their CPU is still reported). On Linux a niceness is per thread,
+ * so every thread the process has started gets it.
+ */
+function lowestPriority(pid: number | undefined): void {
+  if (pid === undefined) return;
+  let threads: number[] = [pid];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {}
+  for (const thread of threads) setPriority(thread, 19);
+}
+
 export async function startExportReceivers(dir: string): Promise<ExportReceivers> {
   const child = fork(CHILD, [dir], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  // The receivers stand in for remote services, which cost the gateway's machine nothing: at the lowest priority they
-  // take only CPU the measured processes leave idle (their CPU is still reported).
-  if (child.pid !== undefined) setPriority(child.pid, 19);
   const send = (request: ReceiversRequest) => child.send(request);
   let ready: Extract<ReceiversReply, { type: "ready" }>;
   try {
     ready = await nextReply(child, "ready");
+    lowestPriority(child.pid);
   } catch (error) {
     child.kill();
     throw error;
