@@ -96,6 +96,8 @@ interface Sample extends LoadResult {
   upstreamCpuUsPerRequest: number;
   /** The export receivers' process (exported path only, else NaN): CPU the same cores spend on what is exported. */
   receiversCpuUsPerRequest: number;
+  /** The secured gateway's redis-server (rate limit, replay keys; else NaN): CPU the same cores spend per request. */
+  redisCpuUsPerRequest: number;
   /** The proxy's largest resident set sampled during the measurement, MB (NaN for direct). */
   proxyRssMb: number;
   /** The receivers decoding and checking what they kept, after the measurement (exported path only, else NaN). */
@@ -344,6 +346,10 @@ async function main(): Promise<void> {
             let upstreamCpu = 0;
             let receiversCpu = Number.NaN;
             const receiversPid = path === "exported" ? receivers?.pid : undefined;
+            let redisCpu = Number.NaN;
+            const redisPid = SECURED.has(path)
+              ? (path === "exported" ? exported : secured)?.redisPid
+              : undefined;
             const [load, peakRss] = await withPeakRss(proxyPid[path], () =>
               measure(target, {
                 concurrency: phase === "throughput" ? concurrency : 1,
@@ -353,11 +359,13 @@ async function main(): Promise<void> {
                   proxyCpu = cpuMs(proxyPid[path]) ?? Number.NaN;
                   upstreamCpu = cpuMs(upstreamPid(path)) ?? Number.NaN;
                   receiversCpu = cpuMs(receiversPid) ?? Number.NaN;
+                  redisCpu = cpuMs(redisPid) ?? Number.NaN;
                 },
                 onMeasureEnd: () => {
                   proxyCpu = (cpuMs(proxyPid[path]) ?? Number.NaN) - proxyCpu;
                   upstreamCpu = (cpuMs(upstreamPid(path)) ?? Number.NaN) - upstreamCpu;
                   receiversCpu = (cpuMs(receiversPid) ?? Number.NaN) - receiversCpu;
+                  redisCpu = (cpuMs(redisPid) ?? Number.NaN) - redisCpu;
                 },
               }),
             );
@@ -372,6 +380,7 @@ async function main(): Promise<void> {
               proxyCpuUsPerRequest: perRequestUs(proxyCpu),
               upstreamCpuUsPerRequest: perRequestUs(upstreamCpu),
               receiversCpuUsPerRequest: perRequestUs(receiversCpu),
+              redisCpuUsPerRequest: perRequestUs(redisCpu),
               proxyRssMb: peakRss,
               receiversDecodeCpuUsPerRequest: perRequestUs(decodeCpu),
             };
@@ -396,12 +405,13 @@ async function main(): Promise<void> {
             proxyCpuUsPerRequest: median(runs.map((run) => run.proxyCpuUsPerRequest)),
             upstreamCpuUsPerRequest: median(runs.map((run) => run.upstreamCpuUsPerRequest)),
             receiversCpuUsPerRequest: median(runs.map((run) => run.receiversCpuUsPerRequest)),
+            redisCpuUsPerRequest: median(runs.map((run) => run.redisCpuUsPerRequest)),
             proxyRssMb: Math.max(...runs.map((run) => run.proxyRssMb)),
             receiversDecodeCpuUsPerRequest: median(runs.map((run) => run.receiversDecodeCpuUsPerRequest)),
           };
           rows.push({ phase, kind, path, result });
           console.log(
-            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(12)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  CPU/req proxy ${fmt(result.proxyCpuUsPerRequest, 0).padStart(4)} µs upstream ${fmt(result.upstreamCpuUsPerRequest, 0).padStart(4)} µs  errors ${result.errors}`,
+            `${phase.padEnd(10)} ${kind.padEnd(4)} ${path.padEnd(12)} ${fmt(result.rps, 0).padStart(7)} req/s  p50 ${fmt(result.p50Ms).padStart(6)} ms  p99 ${fmt(result.p99Ms).padStart(6)} ms  CPU/req proxy ${fmt(result.proxyCpuUsPerRequest, 0).padStart(4)} µs upstream ${fmt(result.upstreamCpuUsPerRequest, 0).padStart(4)} µs${Number.isFinite(result.redisCpuUsPerRequest) ? ` redis ${fmt(result.redisCpuUsPerRequest, 0).padStart(3)} µs` : ""}  errors ${result.errors}`,
           );
         }
       }

@@ -19,6 +19,8 @@ import { RedisServer } from "../test/kv/redis-server.ts";
 export interface SecuredGateway {
   url: string;
   pid: number | undefined;
+  /** The redis-server holding its rate-limit counters and replay keys: its CPU is part of what a request costs. */
+  redisPid: number | undefined;
   /** One Authorization header per simulated user. */
   authHeaders: Record<string, string>[];
   stop(): Promise<void>;
@@ -105,6 +107,7 @@ ${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("
     return {
       url: running.url,
       pid: running.process.pid,
+      redisPid: kv.pid,
       authHeaders,
       stop: async () => {
         await running.stop();

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * A caller's stable key for shared state (rate-limit counters, session ownership, replay ids): identity provider +
@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 export function principalKey(principal: { idp: string; sub: string }): string {
   let key = keys.get(principal);
   if (key === undefined) {
-    key = createHash("sha256").update(`${principal.idp}\u0000${principal.sub}`).digest("hex").slice(0, 32);
+    key = hash("sha256", `${principal.idp}\u0000${principal.sub}`, "hex").slice(0, 32);
     keys.set(principal, key);
   }
   return key;

@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { Redis, ReplyError } from "ioredis";
 import { CircuitBreaker } from "./circuit-breaker.ts";
+import { coalesceWritesThisTurn } from "./coalesce-writes.ts";
 import type { BreakerState, KvScript, KvScriptValue, KvStore, KvStoreStatus } from "./kv-store.ts";
 import { KvUnavailableError } from "./kv-store.ts";
 import { checkTtl } from "./ttl.ts";
@@ -141,6 +142,7 @@ export class RedisKvStore implements KvStore {
         state,
       );
     }
+    coalesceWritesThisTurn(this.#client.stream);
     try {
       const result = await command();
       this.#breaker.success();

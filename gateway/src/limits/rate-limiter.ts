@@ -31,10 +31,12 @@ export class RateLimiter {
     this.#now = now;
   }
 
-  /** `cost`: how many units this request spends (one per JSON-RPC message it carries). */
+  /**
+   * `user`: the caller (the principal itself, not a copy: its hashed key is cached per principal object).
+   * `cost`: how many units this request spends (one per JSON-RPC message it carries).
+   */
   async check(
-    provider: string,
-    subject: string,
+    user: { idp: string; sub: string },
     settings: RateLimitSettings,
     cost = 1,
   ): Promise<RateLimitResult> {
@@ -42,9 +44,9 @@ export class RateLimiter {
     const now = this.#now();
     const windowIndex = Math.floor(now / windowMs);
     const elapsed = now - windowIndex * windowMs;
-    const user = principalKey({ idp: provider, sub: subject });
+    const userKey = principalKey(user);
     const scope = settings.scope === undefined ? "" : `${settings.scope}:`;
-    const key = (index: number) => `svc:rl:{${user}}:${scope}${settings.windowSeconds}:${index}`;
+    const key = (index: number) => `svc:rl:{${userKey}}:${scope}${settings.windowSeconds}:${index}`;
     let step: number[];
     try {
       step = await this.#store.eval(

@@ -25,6 +25,8 @@ export const OAUTH_SERVER_PROVIDER = "oauth_server";
 
 /** How long the user has to come back from the identity provider. */
 const LOGIN_TTL_SECONDS = 600;
+/** The one "user" open registration counts against: every registration, whoever sends it, spends the same budget. */
+const REGISTRATION_BUDGET = { idp: OAUTH_SERVER_PROVIDER, sub: "registration" };
 
 const ROUTES = {
   authorization: "/oauth/authorize",
@@ -269,11 +271,7 @@ export class OAuthServer {
    * refused too (the registration could not be stored anyway).
    */
   async #admitRegistration(res: ServerResponse): Promise<boolean> {
-    const result = await this.#registrations.check(
-      OAUTH_SERVER_PROVIDER,
-      "registration",
-      this.#registrationLimit,
-    );
+    const result = await this.#registrations.check(REGISTRATION_BUDGET, this.#registrationLimit);
     if (result.outcome === "admitted") return true;
     const retry = result.outcome === "refused" ? result.retryAfterSeconds : 5;
     res.writeHead(result.outcome === "refused" ? 429 : 503, {

@@ -32,7 +32,7 @@ export async function checkRateLimit(
   cost = 1,
 ): Promise<Record<string, string> | undefined> {
   if (principal === ANONYMOUS_PRINCIPAL) return undefined;
-  const result = await deps.rateLimiter.check(principal.idp, principal.sub, settings, cost);
+  const result = await deps.rateLimiter.check(principal, settings, cost);
   if (result.outcome === "unchecked") {
     deps.metrics.recordUnchecked("rate_limit");
     return undefined;

@@ -34,7 +34,7 @@ async function timeline(store: KvStore, user: string, at: number[]): Promise<Rat
   const results: RateLimitResult[] = [];
   for (const time of at) {
     clock = time;
-    results.push(await limiter.check("idp", user, SETTINGS));
+    results.push(await limiter.check({ idp: "idp", sub: user }, SETTINGS));
   }
   return results;
 }
@@ -75,19 +75,19 @@ describe("sliding window", () => {
   test("users are independent, and so are providers", async () => {
     const store = new MemoryKvStore();
     const limiter = new RateLimiter(store, () => WINDOW_START);
-    for (let i = 0; i < 3; i++) await limiter.check("idp", "bob", SETTINGS);
-    expect((await limiter.check("idp", "bob", SETTINGS)).outcome).toBe("refused");
-    expect((await limiter.check("idp", "carol", SETTINGS)).outcome).toBe("admitted");
-    expect((await limiter.check("other-idp", "bob", SETTINGS)).outcome).toBe("admitted");
+    for (let i = 0; i < 3; i++) await limiter.check({ idp: "idp", sub: "bob" }, SETTINGS);
+    expect((await limiter.check({ idp: "idp", sub: "bob" }, SETTINGS)).outcome).toBe("refused");
+    expect((await limiter.check({ idp: "idp", sub: "carol" }, SETTINGS)).outcome).toBe("admitted");
+    expect((await limiter.check({ idp: "other-idp", sub: "bob" }, SETTINGS)).outcome).toBe("admitted");
   });
 
   test("a scoped limit (an organization's per-server limit) counts apart from the global one", async () => {
     const limiter = new RateLimiter(new MemoryKvStore(), () => WINDOW_START);
     const server = { ...SETTINGS, limit: 1, scope: "server/search" };
-    expect((await limiter.check("idp", "dora", server)).outcome).toBe("admitted");
-    expect((await limiter.check("idp", "dora", server)).outcome).toBe("refused");
+    expect((await limiter.check({ idp: "idp", sub: "dora" }, server)).outcome).toBe("admitted");
+    expect((await limiter.check({ idp: "idp", sub: "dora" }, server)).outcome).toBe("refused");
     for (let i = 0; i < 3; i++)
-      expect((await limiter.check("idp", "dora", SETTINGS)).outcome).toBe("admitted");
+      expect((await limiter.check({ idp: "idp", sub: "dora" }, SETTINGS)).outcome).toBe("admitted");
   });
 });
 
@@ -97,15 +97,22 @@ describe("shared across gateway instances", () => {
     const results = [];
     for (let i = 0; i < 3; i++)
       results.push(
-        (await (i % 2 === 0 ? a : b).check("idp", "shared-user", { limit: 3, windowSeconds: 60 })).outcome,
+        (
+          await (i % 2 === 0 ? a : b).check(
+            { idp: "idp", sub: "shared-user" },
+            { limit: 3, windowSeconds: 60 },
+          )
+        ).outcome,
       );
-    results.push((await b.check("idp", "shared-user", { limit: 3, windowSeconds: 60 })).outcome);
+    results.push(
+      (await b.check({ idp: "idp", sub: "shared-user" }, { limit: 3, windowSeconds: 60 })).outcome,
+    );
     expect(results).toEqual(["admitted", "admitted", "admitted", "refused"]);
   });
 
   test("Redis never holds the user's identifier", async () => {
     const store = await redisStore();
-    await new RateLimiter(store).check("idp", "dana@example.com", SETTINGS);
+    await new RateLimiter(store).check({ idp: "idp", sub: "dana@example.com" }, SETTINGS);
     const { Redis } = await import("ioredis");
     const client = new Redis(redis.url);
     const keys = await client.keys("*");
@@ -121,7 +128,7 @@ describe("when the store is down", () => {
     const store = new RedisKvStore({ url: own.url });
     await store.ready();
     await own.kill();
-    const result = await new RateLimiter(store).check("idp", "erin", SETTINGS);
+    const result = await new RateLimiter(store).check({ idp: "idp", sub: "erin" }, SETTINGS);
     await store.close();
     expect(result.outcome).toBe("unchecked");
   });
