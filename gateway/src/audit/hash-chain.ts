@@ -41,8 +41,62 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The fields a linked event hashes (all but `hash`), in canonicalJson's order. */
+export const LINKED_FIELDS: readonly string[] = [
+  "time",
+  "kind",
+  "request_id",
+  "gateway",
+  "source",
+  "server",
+  "method",
+  "capability",
+  "subject",
+  "provider",
+  "groups",
+  "decision",
+  "reason",
+  "status",
+  "latency_ms",
+  "count",
+  "instance",
+  "seq",
+  "prev_hash",
+].sort();
+const linkedFieldSet = new Set(LINKED_FIELDS);
+
+/**
+ * An event whose canonical JSON is what JSON.stringify writes for its fields copied in sorted order: only the linked
+ * fields, none undefined, no object inside (whose keys would need sorting too), and only strings in arrays (an
+ * undefined item is written differently). Every event the gateway links is one; anything else (a file being verified
+ * may hold any JSON) takes canonicalJson.
+ */
+function isPlainLinkedEvent(event: Record<string, unknown>): boolean {
+  let fields = 0;
+  for (const key in event) {
+    fields += 1;
+    if (!linkedFieldSet.has(key)) return false;
+    const value = event[key];
+    if (value === undefined) return false;
+    if (typeof value === "object" && value !== null) {
+      if (!Array.isArray(value)) return false;
+      for (const item of value) if (typeof item !== "string") return false;
+    }
+  }
+  return fields === LINKED_FIELDS.length;
+}
+
+/** The text hashed: canonicalJson's output, by the native serialiser when the event allows (a third of the CPU). */
+function hashedText(event: Omit<ChainedAuditEvent, "hash">): string {
+  const fields = event as unknown as Record<string, unknown>;
+  if (!isPlainLinkedEvent(fields)) return canonicalJson(event);
+  const sorted: Record<string, unknown> = {};
+  for (const key of LINKED_FIELDS) sorted[key] = fields[key];
+  return JSON.stringify(sorted);
+}
+
 export function hashOf(event: Omit<ChainedAuditEvent, "hash">): string {
-  return hash("sha256", canonicalJson(event), "hex");
+  return hash("sha256", hashedText(event), "hex");
 }
 
 /** Links one instance's events: each carries its sequence number, the previous hash and its own. */
