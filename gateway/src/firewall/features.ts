@@ -303,7 +303,9 @@ export function blockWeightSums(text: string, bits: number, weights: Int8Array):
 
 function scan(text: string, shift: number): void {
   cueCount = 0;
-  longestBase64Run = 0;
+  // The longest base64 run is kept in a local and settled when a run ends (and at the end of the text), not written
+  // to the module's variable on every character.
+  let longestRun = 0;
   let base64Run = 0;
   const length = text.length;
   // Character n-grams are three quarters of all events and always land in the current block, which only moves
@@ -340,9 +342,8 @@ function scan(text: string, shift: number): void {
     if (code === 10) atSentenceStart = true;
     // Lower-case letters, most of any text, are already folded and in the base64 alphabet: tested first, they skip
     // the other tests.
-    if (code >= 97 && code <= 122) {
-      if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
-    } else {
+    if (code >= 97 && code <= 122) base64Run++;
+    else {
       if (code >= 65 && code <= 90) code += 32;
       else if (code >= 48 && code <= 57) code = 48;
       else if (
@@ -356,9 +357,11 @@ function scan(text: string, shift: number): void {
       )
         code = 32;
       // Folded, the base64 alphabet is the lower-case letters, 0 (every digit), "/" and "+".
-      if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) {
-        if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
-      } else base64Run = 0;
+      if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) base64Run++;
+      else {
+        if (base64Run > longestRun) longestRun = base64Run;
+        base64Run = 0;
+      }
     }
     if (code === 32) {
       if (lastWasSpace && i < length) continue;
@@ -466,6 +469,7 @@ function scan(text: string, shift: number): void {
     c1 = code;
   }
   if (weights !== null) flushGrams(gramBlock, gramSum, gramCount);
+  longestBase64Run = Math.max(longestRun, base64Run);
 }
 
 function flushGrams(block: number, sum: number, events: number): void {
