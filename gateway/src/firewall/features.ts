@@ -254,6 +254,22 @@ function pushCue(cue: number, shift: number, block: number): void {
 
 const FAR_AWAY = -1_000_000;
 
+/** Set in ASCII_FOLD on a code whose folded form is in the base64 alphabet. */
+const IN_BASE64 = 128;
+/**
+ * Each ASCII code folded (letters lower-cased, digits to 0, whitespace to a space), with IN_BASE64 when the folded
+ * code is in the base64 alphabet (lower-case letters, 0, "/" and "+").
+ */
+const ASCII_FOLD = new Uint8Array(128);
+for (let code = 0; code < 128; code++) {
+  let folded = code;
+  if (code >= 65 && code <= 90) folded += 32;
+  else if (code >= 48 && code <= 57) folded = 48;
+  else if (code === 10 || code === 9 || code === 13 || code === 11 || code === 12) folded = 32;
+  const inBase64 = (folded >= 97 && folded <= 122) || folded === 48 || folded === 47 || folded === 43;
+  ASCII_FOLD[code] = folded | (inBase64 ? IN_BASE64 : 0);
+}
+
 /** The feature events of `text` for a table of 2^bits weights (see the header for the features). */
 export function extractFeatures(text: string, bits: number): FeatureEvents {
   sinkWeights = null;
@@ -303,7 +319,9 @@ export function blockWeightSums(text: string, bits: number, weights: Int8Array):
 
 function scan(text: string, shift: number): void {
   cueCount = 0;
-  longestBase64Run = 0;
+  // The longest base64 run is kept in a local and settled when a run ends (and at the end of the text), not written
+  // to the module's variable on every character.
+  let longestRun = 0;
   let base64Run = 0;
   const length = text.length;
   // Character n-grams are three quarters of all events and always land in the current block, which only moves
@@ -340,25 +358,21 @@ function scan(text: string, shift: number): void {
     if (code === 10) atSentenceStart = true;
     // Lower-case letters, most of any text, are already folded and in the base64 alphabet: tested first, they skip
     // the other tests.
-    if (code >= 97 && code <= 122) {
-      if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
+    if (code >= 97 && code <= 122) base64Run++;
+    else if (code < 128) {
+      // One load folds an ASCII code and says whether it is in the base64 alphabet (ASCII_FOLD).
+      const folded = ASCII_FOLD[code] as number;
+      code = folded & 127;
+      if (folded & IN_BASE64) base64Run++;
+      else {
+        if (base64Run > longestRun) longestRun = base64Run;
+        base64Run = 0;
+      }
     } else {
-      if (code >= 65 && code <= 90) code += 32;
-      else if (code >= 48 && code <= 57) code = 48;
-      else if (
-        code === 32 ||
-        code === 10 ||
-        code === 9 ||
-        code === 13 ||
-        code === 160 ||
-        code === 11 ||
-        code === 12
-      )
-        code = 32;
-      // Folded, the base64 alphabet is the lower-case letters, 0 (every digit), "/" and "+".
-      if ((code >= 97 && code <= 122) || code === 48 || code === 47 || code === 43) {
-        if (++base64Run > longestBase64Run) longestBase64Run = base64Run;
-      } else base64Run = 0;
+      // Past ASCII only the no-break space folds (to a space), and nothing is in the base64 alphabet.
+      if (code === 160) code = 32;
+      if (base64Run > longestRun) longestRun = base64Run;
+      base64Run = 0;
     }
     if (code === 32) {
       if (lastWasSpace && i < length) continue;
@@ -466,6 +480,7 @@ function scan(text: string, shift: number): void {
     c1 = code;
   }
   if (weights !== null) flushGrams(gramBlock, gramSum, gramCount);
+  longestBase64Run = Math.max(longestRun, base64Run);
 }
 
 function flushGrams(block: number, sum: number, events: number): void {
