@@ -12,9 +12,8 @@ import {
 } from "./custom-rules.ts";
 import { DEFAULT_SCRUB_LIMITS, type LimitExceeded, type ScrubLimits } from "./limits.ts";
 import { mergeScrubbingLayers } from "./merge-layers.ts";
-import { loadPhoneNumberLibrary } from "./phone-library.ts";
 import { RECOGNIZERS } from "./recognizers/index.ts";
-import { phoneNumberRecognizer } from "./recognizers/phone-number.ts";
+import { loadPhoneNumberLibrary, phoneNumberRecognizer } from "./recognizers/phone-number.ts";
 import { type PiiFinding, type ScrubEngine, ScrubRun } from "./scrub-run.ts";
 import type { ActiveRecognizer } from "./text-scanner.ts";
 

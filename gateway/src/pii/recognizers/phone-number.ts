@@ -1,5 +1,5 @@
-import type { CountryCode } from "libphonenumber-js/max";
-import { loadPhoneNumberLibrary, type ParsePhoneNumber } from "../phone-library.ts";
+import { createRequire } from "node:module";
+import type { CountryCode, parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { Recognizer, ScanServices } from "../recognizer.ts";
 import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
 
@@ -36,13 +36,28 @@ const MIN_DIGITS = 7;
 /** E.164 allows 15 digits; a "00" international prefix adds two. */
 const MAX_DIGITS = 17;
 
+type ParsePhoneNumber = typeof parsePhoneNumberFromString;
+let parsePhoneNumber: ParsePhoneNumber | undefined;
+
+/**
+ * libphonenumber-js with its "max" metadata, the largest library the scrubber uses: loaded (synchronously, it is
+ * plain CommonJS) when a configuration turns this recognizer on (compile.ts), so a gateway that never scans for
+ * phone numbers does not carry it in memory.
+ */
+export function loadPhoneNumberLibrary(): ParsePhoneNumber {
+  parsePhoneNumber ??= (
+    createRequire(import.meta.url)("libphonenumber-js/max") as typeof import("libphonenumber-js/max")
+  ).parsePhoneNumberFromString;
+  return parsePhoneNumber;
+}
+
 /** Thrown out of `score` when the costly-check budget is spent: ends this recognizer's scan of the text. */
 const BUDGET_SPENT = Symbol("costly-check budget spent");
 
 /** A dotted quad that is a valid IPv4 address: IP_ADDRESS's to find, and never worth a round of phone parses. */
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
-type Parse = (number: string, defaultCountry?: CountryCode) => ReturnType<ParsePhoneNumber>;
+type Parse = (number: string, defaultCountry?: CountryCode) => ReturnType<typeof parsePhoneNumberFromString>;
 
 /** The candidate's score, or null when it is no phone number; throws BUDGET_SPENT past the budget. */
 function score(candidate: string, scan: ScanServices, start: number, parse: Parse): number | null {
