@@ -42,6 +42,7 @@ import {
   chooseInstance,
   type InstanceChoice,
   nextInstance,
+  onlyInstance,
   pinIssuedSession,
   sessionGone,
 } from "./affinity-step.ts";
@@ -200,10 +201,14 @@ async function proxyRequest(
   const oauthServer = deps.oauthServer?.();
   requireResource(authenticated, authRequest, oauthServer?.issuer);
   // ...and, for a user's token, is refused once its grant is revoked (401).
-  await requireLiveGrant(authenticated, authRequest, oauthServer?.isGrantLive);
+  // (Without the gateway's own authorization server there is no grant to check, nor a promise to wait for.)
+  if (oauthServer !== undefined) await requireLiveGrant(authenticated, authRequest, oauthServer.isGrantLive);
   // Groups from the provider's management API, when configured for the token's provider (after the provider check,
   // so a token this server refuses costs no lookup). A new object: the verifier caches the token's principal.
-  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated);
+  const principal =
+    deps.groupSync === undefined
+      ? authenticated.principal
+      : await withSyncedGroups(deps.groupSync, snapshot, authenticated);
   record.principal = principal;
   span?.event("authenticated");
 
@@ -319,7 +324,7 @@ async function proxyRequest(
   let choice: InstanceChoice =
     affinity === undefined
       ? { route, pinned: false, pinIssued: false, others: [] }
-      : await chooseInstance(affinity, route, presentedSession);
+      : (onlyInstance(affinity, route) ?? (await chooseInstance(affinity, route, presentedSession)));
   // 6c. upstream OAuth: this caller's upstream token (the user's own, or the server-wide machine token). Last before
   //     forwarding, so only a request that passed every policy can send a user to consent or spend a refresh.
   const oauthCaller: UpstreamCaller | undefined =
@@ -405,8 +410,20 @@ function requireUpstreamOAuth(deps: McpPipelineDeps, server: string): UpstreamOA
   );
 }
 
+/** The listeners of each deps object, built once: the request path asks for them twice per request. */
+const listenersOf = new WeakMap<McpPipelineDeps, InspectionListeners>();
+
 /** Where the inspectors' reports go: a metric, and an audit event naming entity types and counts, never values. */
 function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
+  let listeners = listenersOf.get(deps);
+  if (listeners === undefined) {
+    listeners = newInspectionListeners(deps);
+    listenersOf.set(deps, listeners);
+  }
+  return listeners;
+}
+
+function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
   return {
     onScrubbed: (record, direction, method, counts) => {
       deps.metrics.recordPiiReplacements(record.server, direction, counts);
@@ -479,11 +496,11 @@ function searchOf(url: string | undefined): string {
 }
 
 async function withSyncedGroups(
-  groupSync: GroupSync | undefined,
+  groupSync: GroupSync,
   snapshot: ConfigSnapshot,
   { principal, token }: Authenticated,
 ): Promise<Principal> {
-  if (groupSync === undefined || snapshot.auth.kind !== "verify") return principal;
+  if (snapshot.auth.kind !== "verify") return principal;
   const provider = snapshot.loaded.config.identity_providers.find((p) => p.name === principal.idp);
   if (provider === undefined) return principal;
   const groups = await groupSync.groupsFor(provider, principal, token);
