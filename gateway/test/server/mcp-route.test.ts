@@ -3,6 +3,7 @@
 
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { initializeRequest } from "svc-testkit/json-rpc";
@@ -89,5 +90,24 @@ describe("both routes answer alike", () => {
     expect(direct.status).toBe(404);
     expect(viaHono.status).toBe(404);
     expect(JSON.parse(direct.body).error.code).toBe(JSON.parse(viaHono.body).error.code);
+  });
+
+  test("a refused request whose body never ends gets its answer, then loses the connection instead of holding it", async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    let received = "";
+    socket.on("data", (chunk) => {
+      received += chunk.toString();
+    });
+    const closed = new Promise<number>((resolve) => socket.on("close", () => resolve(Date.now())));
+    // Declares 1 MB and sends 1 KB: a 404 refuses it unread, and the rest never comes.
+    socket.write(
+      `POST /nope/mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+        `content-length: 1000000\r\n\r\n${"x".repeat(1024)}`,
+    );
+    const start = Date.now();
+    const end = await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 404 /);
+    expect(end - start).toBeLessThan(10_000);
   });
 });
