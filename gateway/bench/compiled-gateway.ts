@@ -2,6 +2,7 @@
 // (what the npm package and the container image run), not the TypeScript sources a checkout runs with type
 // stripping, which costs start-up time and ~27 MB of resident memory for the process's lifetime.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -11,4 +12,10 @@ const gatewayDir = fileURLToPath(new URL("../", import.meta.url));
 export async function buildCompiledGateway(): Promise<string> {
   await promisify(execFile)("npm", ["run", "build"], { cwd: gatewayDir });
   return fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
+}
+
+/** The NODE_OPTIONS the container image starts the gateway with (its Dockerfile's ENV line): V8 heap flags. */
+export function imageNodeOptions(): string | undefined {
+  const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8");
+  return /^ENV NODE_OPTIONS=(.+)$/m.exec(dockerfile)?.[1]?.trim();
 }

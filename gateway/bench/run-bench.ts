@@ -28,13 +28,13 @@
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
 // BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
 // BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
-// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for the plain gateway's process, e.g. V8 heap flags), BENCH_USERS (users with their own token on the secured path,
+// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for the plain gateway's process, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
-import { buildCompiledGateway } from "./compiled-gateway.ts";
+import { buildCompiledGateway, imageNodeOptions } from "./compiled-gateway.ts";
 import { type ExportReceivers, startExportReceivers } from "./export-receivers.ts";
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
@@ -225,8 +225,9 @@ async function main(): Promise<void> {
       "fast-json": `${fastUpstream.url}/json/mcp`,
       "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    // BENCH_GATEWAY_NODE_OPTIONS: V8 flags for the plain gateway only, e.g. --max-semi-space-size=8 (memory vs CPU).
-    const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS;
+    // The plain gateway runs with the image's NODE_OPTIONS (its young-generation size) unless
+    // BENCH_GATEWAY_NODE_OPTIONS says otherwise; set empty, V8's defaults.
+    const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? imageNodeOptions();
     const program = await buildCompiledGateway();
     console.log(
       `every gateway path runs the compiled gateway (${program}), as the npm package and the image do`,

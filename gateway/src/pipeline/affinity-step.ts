@@ -29,6 +29,21 @@ export interface InstanceChoice {
 const SESSION_GONE =
   "Session not found: the upstream instance that held it is gone; send initialize to start a new one";
 
+/** The choice without waiting when the route has one instance, known already: the common case costs no promise. */
+export function onlyInstance(deps: AffinityDeps, route: UpstreamRoute): InstanceChoice | undefined {
+  const origins = deps.instances.knownOrigins(route);
+  return origins?.length === 1 ? onlyChoice(route, origins[0] as string) : undefined;
+}
+
+function onlyChoice(route: UpstreamRoute, origin: string): InstanceChoice {
+  return {
+    route: origin === route.origin ? route : { ...route, origin },
+    pinned: false,
+    pinIssued: false,
+    others: [],
+  };
+}
+
 export async function chooseInstance(
   deps: AffinityDeps,
   route: UpstreamRoute,
@@ -36,8 +51,7 @@ export async function chooseInstance(
 ): Promise<InstanceChoice> {
   const origins = await deps.instances.originsOf(route);
   const at = (origin: string) => (origin === route.origin ? route : { ...route, origin });
-  if (origins.length === 1)
-    return { route: at(origins[0] as string), pinned: false, pinIssued: false, others: [] };
+  if (origins.length === 1) return onlyChoice(route, origins[0] as string);
   const affinity = route.server.session_affinity;
   if (affinity && presentedSession !== undefined) {
     let pinned: string | undefined;

@@ -1,11 +1,10 @@
 // The gateway's request path for `/{server}/mcp`, written once and in order. Each step says why it sits
 // where it does; cheap refusals come first so that an attacker's junk costs as little as possible, and
 // nothing reads the body before the caller is known to be allowed to send one.
-import type { HttpBindings } from "@hono/node-server";
-import type { Context } from "hono";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuditLog } from "../audit/audit-log.ts";
 import { checkAccessRules } from "../control-plane/organization-access.ts";
-import { errorResponse } from "../errors/error-response.ts";
+import { errorResponseParts } from "../errors/error-response.ts";
 import { asGatewayError, GatewayError } from "../errors/gateway-error.ts";
 import {
   type Authenticated,
@@ -23,12 +22,13 @@ import { type InspectionListeners, requestInspectors, responseInspectors } from 
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
 import type { UserLoad } from "../limits/user-load.ts";
-import { type Logger, requestContext } from "../log/logger.ts";
+import { type LogFields, type Logger, requestContext } from "../log/logger.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
-import { corsResponseHeaders, preflightResponse } from "../proxy/cors.ts";
+import { corsResponseHeaders, preflightAnswer } from "../proxy/cors.ts";
 import { forward, UpstreamAuthRejected } from "../proxy/forward.ts";
 import type { OpenStreams } from "../proxy/open-streams.ts";
 import { checkOrigin, type OriginPolicy } from "../proxy/origin-guard.ts";
+import type { ProxyAnswer } from "../proxy/proxy-answer.ts";
 import type { UpstreamPools } from "../proxy/upstream-pools.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
@@ -42,6 +42,7 @@ import {
   chooseInstance,
   type InstanceChoice,
   nextInstance,
+  onlyInstance,
   pinIssuedSession,
   sessionGone,
 } from "./affinity-step.ts";
@@ -98,25 +99,24 @@ export interface McpPipelineDeps extends LimitDeps {
 
 const ALLOWED_METHODS = "GET, POST, DELETE";
 
-export function handleMcpRequest(
-  c: Context<{ Bindings: HttpBindings }>,
-  deps: McpPipelineDeps,
-): Promise<Response> {
-  const incoming = c.env.incoming;
-  const requestId = requestIdFrom(incoming.headers["x-request-id"]);
+/** One request to /{server}/mcp, on node:http's own objects; `server` is the path's server name. */
+export interface McpExchange {
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+  server: string;
+}
+
+export function handleMcpRequest(c: McpExchange, deps: McpPipelineDeps): Promise<ProxyAnswer> {
+  const requestId = requestIdFrom(c.incoming.headers["x-request-id"]);
   return requestContext.run({ requestId }, () => runPipeline(c, deps, requestId));
 }
 
-async function runPipeline(
-  c: Context<{ Bindings: HttpBindings }>,
-  deps: McpPipelineDeps,
-  requestId: string,
-): Promise<Response> {
-  const incoming = c.env.incoming;
+async function runPipeline(c: McpExchange, deps: McpPipelineDeps, requestId: string): Promise<ProxyAnswer> {
+  const incoming = c.incoming;
   const record = newRequestRecord(requestId, incoming.method ?? "GET", incoming.socket.remoteAddress);
   const span = deps.requestTracer?.()?.startRequest(record.httpMethod, incoming.headers);
   const snapshot = deps.currentConfig();
-  let response: Response;
+  let response: ProxyAnswer;
   try {
     response = await proxyRequest(c, deps, record, snapshot, span);
   } catch (error) {
@@ -127,7 +127,7 @@ async function runPipeline(
       authFailure: rejectionReasonOf(gatewayError),
     };
     if (gatewayError.code === "internal") deps.logger.error("request failed", { error: gatewayError.cause });
-    response = errorResponse(gatewayError, record.errorContext);
+    response = errorResponseParts(gatewayError, record.errorContext);
   }
   // 9. audit: one event per decision, queued off the hot path; then metrics and the access log, all from the record.
   report(deps, record, snapshot, response.status);
@@ -144,14 +144,14 @@ async function runPipeline(
 
 /** Steps 0 to 8; whatever it throws is answered by runPipeline. */
 async function proxyRequest(
-  c: Context<{ Bindings: HttpBindings }>,
+  c: McpExchange,
   deps: McpPipelineDeps,
   record: RequestRecord,
   snapshot: ConfigSnapshot | undefined,
   /** The request's trace span when tracing is on: each step that passes adds an event. */
   span: RequestSpan | undefined,
-): Promise<Response> {
-  const incoming = c.env.incoming;
+): Promise<ProxyAnswer> {
+  const incoming = c.incoming;
   const { httpMethod, errorContext } = record;
   // 0. guard: Origin/Host checks against DNS rebinding. First, because a browser tricked into calling us
   //    must not even learn which server names exist.
@@ -161,7 +161,7 @@ async function proxyRequest(
   if (origin !== undefined) {
     record.cors = corsResponseHeaders(origin);
     errorContext.cors = record.cors;
-    if (httpMethod === "OPTIONS") return preflightResponse(origin, record.requestId);
+    if (httpMethod === "OPTIONS") return preflightAnswer(origin, record.requestId);
   }
   if (httpMethod !== "POST" && httpMethod !== "GET" && httpMethod !== "DELETE") {
     throw new GatewayError("method_not_allowed", `Method ${httpMethod} is not allowed on an MCP endpoint`, {
@@ -172,7 +172,7 @@ async function proxyRequest(
   // 1. route: server name → upstream (404 unknown or disabled). Before auth: unknown paths cost nothing.
   if (snapshot === undefined)
     throw new GatewayError("not_ready", "The gateway is starting; try again shortly");
-  const route = resolveRoute(snapshot, c.req.param("server") ?? "");
+  const route = resolveRoute(snapshot, c.server);
   record.route = route;
   record.server = route.name;
   const server = route.name;
@@ -201,10 +201,14 @@ async function proxyRequest(
   const oauthServer = deps.oauthServer?.();
   requireResource(authenticated, authRequest, oauthServer?.issuer);
   // ...and, for a user's token, is refused once its grant is revoked (401).
-  await requireLiveGrant(authenticated, authRequest, oauthServer?.isGrantLive);
+  // (Without the gateway's own authorization server there is no grant to check, nor a promise to wait for.)
+  if (oauthServer !== undefined) await requireLiveGrant(authenticated, authRequest, oauthServer.isGrantLive);
   // Groups from the provider's management API, when configured for the token's provider (after the provider check,
   // so a token this server refuses costs no lookup). A new object: the verifier caches the token's principal.
-  const principal = await withSyncedGroups(deps.groupSync, snapshot, authenticated);
+  const principal =
+    deps.groupSync === undefined
+      ? authenticated.principal
+      : await withSyncedGroups(deps.groupSync, snapshot, authenticated);
   record.principal = principal;
   span?.event("authenticated");
 
@@ -239,7 +243,7 @@ async function proxyRequest(
   //     comes before anything that could act in, or spend the ids of, somebody else's session.
   const owner = principalKey(principal);
   record.owner = owner;
-  holdUserSlot(deps, principal, owner, httpMethod, c.env.outgoing);
+  holdUserSlot(deps, principal, owner, httpMethod, c.outgoing);
   const sessionId = incoming.headers["mcp-session-id"];
   const presentedSession = typeof sessionId === "string" ? sessionId : undefined;
   if (presentedSession !== undefined) {
@@ -320,7 +324,7 @@ async function proxyRequest(
   let choice: InstanceChoice =
     affinity === undefined
       ? { route, pinned: false, pinIssued: false, others: [] }
-      : await chooseInstance(affinity, route, presentedSession);
+      : (onlyInstance(affinity, route) ?? (await chooseInstance(affinity, route, presentedSession)));
   // 6c. upstream OAuth: this caller's upstream token (the user's own, or the server-wide machine token). Last before
   //     forwarding, so only a request that passed every policy can send a user to consent or spend a refresh.
   const oauthCaller: UpstreamCaller | undefined =
@@ -342,7 +346,7 @@ async function proxyRequest(
         requestId: record.requestId,
         pendingIds: parsed?.requestIds ?? [],
         timeoutMs: deps.upstreamTimeoutMs,
-        client: c.env.outgoing,
+        client: c.outgoing,
         cors: record.cors,
         extraHeaders: record.extraHeaders,
         transformJson: inspection?.json,
@@ -406,8 +410,20 @@ function requireUpstreamOAuth(deps: McpPipelineDeps, server: string): UpstreamOA
   );
 }
 
+/** The listeners of each deps object, built once: the request path asks for them twice per request. */
+const listenersOf = new WeakMap<McpPipelineDeps, InspectionListeners>();
+
 /** Where the inspectors' reports go: a metric, and an audit event naming entity types and counts, never values. */
 function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
+  let listeners = listenersOf.get(deps);
+  if (listeners === undefined) {
+    listeners = newInspectionListeners(deps);
+    listenersOf.set(deps, listeners);
+  }
+  return listeners;
+}
+
+function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
   return {
     onScrubbed: (record, direction, method, counts) => {
       deps.metrics.recordPiiReplacements(record.server, direction, counts);
@@ -460,16 +476,21 @@ function report(
     latencyMs,
   });
   if (deps.logger.enabled("info")) {
-    deps.logger.info("request", {
+    // Filled in place rather than spread from conditional objects: this runs once per request.
+    const fields: LogFields = {
       http_method: record.httpMethod,
       server: record.server,
       method: label,
       status,
       duration_ms: latencyMs,
       config_generation: snapshot?.generation,
-      ...(principal === undefined ? {} : { subject: principal.sub, idp: principal.idp }),
-      ...(failure?.authFailure === undefined ? {} : { auth_failure: failure.authFailure }),
-    });
+    };
+    if (principal !== undefined) {
+      fields.subject = principal.sub;
+      fields.idp = principal.idp;
+    }
+    if (failure?.authFailure !== undefined) fields.auth_failure = failure.authFailure;
+    deps.logger.info("request", fields);
   }
 }
 
@@ -480,11 +501,11 @@ function searchOf(url: string | undefined): string {
 }
 
 async function withSyncedGroups(
-  groupSync: GroupSync | undefined,
+  groupSync: GroupSync,
   snapshot: ConfigSnapshot,
   { principal, token }: Authenticated,
 ): Promise<Principal> {
-  if (groupSync === undefined || snapshot.auth.kind !== "verify") return principal;
+  if (snapshot.auth.kind !== "verify") return principal;
   const provider = snapshot.loaded.config.identity_providers.find((p) => p.name === principal.idp);
   if (provider === undefined) return principal;
   const groups = await groupSync.groupsFor(provider, principal, token);

@@ -1,6 +1,7 @@
 // CORS for browser MCP clients on origins the Origin guard admitted (SVC_ALLOWED_ORIGINS, or loopback when
 // bound to loopback). Without these headers a browser would drop the answer, and could not read
 // Mcp-Session-Id. Requests without Origin (every non-browser client) get none of this.
+import type { ProxyAnswer } from "./proxy-answer.ts";
 
 const ALLOWED_REQUEST_HEADERS =
   "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, x-request-id";
@@ -16,9 +17,10 @@ export function corsResponseHeaders(origin: string): Record<string, string> {
 }
 
 /** The answer to a preflight (OPTIONS) from an admitted origin. */
-export function preflightResponse(origin: string, requestId: string): Response {
-  return new Response(null, {
+export function preflightAnswer(origin: string, requestId: string): ProxyAnswer {
+  return {
     status: 204,
+    body: null,
     headers: {
       ...corsResponseHeaders(origin),
       "access-control-allow-methods": "GET, POST, DELETE",
@@ -26,5 +28,5 @@ export function preflightResponse(origin: string, requestId: string): Response {
       "access-control-max-age": "600",
       "x-request-id": requestId,
     },
-  });
+  };
 }

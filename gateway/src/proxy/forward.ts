@@ -3,7 +3,6 @@
 // back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay,
 // which writes to the client's response itself; failures become GatewayErrors naming the server.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
-import { Response as UndiciResponse } from "undici";
 import { apiKeyVariable } from "../config/server-env.ts";
 import type { JsonRpcId } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
@@ -13,6 +12,7 @@ import type { GatewayMetrics, UpstreamErrorKind } from "../runtime/metrics.ts";
 import { downstreamResponseHeaders, isIdentityEncoding, upstreamRequestHeaders } from "./headers.ts";
 import { onResponseClosed } from "./on-response-closed.ts";
 import type { OpenStreams } from "./open-streams.ts";
+import type { ProxyAnswer } from "./proxy-answer.ts";
 import { relaySse, type SseEventInspector, type SseRelay } from "./sse-relay.ts";
 import { AnswerTooLargeError, UpstreamExchange, type UpstreamHead } from "./upstream-exchange.ts";
 import type { UpstreamPools } from "./upstream-pools.ts";
@@ -186,7 +186,7 @@ function compressedAnswer(
   );
 }
 
-export async function forward(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
+export async function forward(request: ForwardRequest, deps: ForwardDeps): Promise<ProxyAnswer> {
   const { route } = request;
   if (route.apiKeyProblem !== undefined) {
     throw new GatewayError("upstream_api_key_missing", route.apiKeyProblem, { server: route.name });
@@ -290,7 +290,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   }
   if (status === 204 || status === 304) {
     exchange.discard(request.timeoutMs);
-    return new Response(null, { status, headers });
+    return { status, headers, body: null };
   }
   // A JSON answer passes byte for byte. A response policy that must read it (RBAC list filtering, scrubbing)
   // parses these bytes here; until one is configured nothing is re-serialised.
@@ -320,7 +320,7 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     clearTimeout(stalled);
   }
   if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = await request.transformJson(bytes);
-  return new Response(bytes.byteLength === 0 ? null : bytes, { status, headers });
+  return { status, headers, body: bytes.byteLength === 0 ? null : bytes };
 }
 
 /**
@@ -393,7 +393,7 @@ function streamResponse(
   exchange: UpstreamExchange,
   status: number,
   headers: Record<string, string>,
-): Response {
+): ProxyAnswer {
   const { route, client } = request;
   // Proxies between the gateway and the client must not buffer the stream either.
   headers["cache-control"] ??= "no-cache";
@@ -434,19 +434,6 @@ function streamResponse(
       }
     },
   });
-  return alreadySent(status);
+  // The real status stays on the answer for metrics, the access log and the audit record.
+  return { status, headers, body: null, sent: true };
 }
-
-/**
- * What the pipeline gets back for an answer the relay is already writing: the real status (for metrics, the
- * access log and the audit record) and @hono/node-server's "already sent" marker header, so the adapter
- * leaves the Node response alone. The adapter honours that header only on a Response that is not its own
- * lightweight class (which it writes out on a separate path), and it replaces the global `Response` with that
- * class once it serves; undici's `Response` is always a standard one.
- */
-function alreadySent(status: number): Response {
-  return new UndiciResponse(null, { status, headers: ALREADY_SENT }) as unknown as Response;
-}
-
-/** @hono/node-server's RESPONSE_ALREADY_SENT header (its constant is not exported on its own). */
-const ALREADY_SENT = { "x-hono-already-sent": "true" };

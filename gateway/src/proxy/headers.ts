@@ -146,16 +146,24 @@ export interface UpstreamRequestFacts {
   auth: Readonly<Record<string, string>> | undefined;
 }
 
+/**
+ * The last Connection value seen and its tokens. Nearly every message carries the same one ("keep-alive"), so it is
+ * split once, not per request in both directions; one entry, so it cannot grow.
+ */
+let lastConnection: { value: string; tokens: ReadonlySet<string> | undefined } | undefined;
+
 /** Names listed in a Connection header are hop-by-hop for this message too. */
-function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> | undefined {
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value.join(",") : value;
+  if (lastConnection?.value === text) return lastConnection.tokens;
   const tokens = new Set<string>();
   for (const token of text.split(",")) {
     const name = token.trim().toLowerCase();
     if (name !== "") tokens.add(name);
   }
-  return tokens.size > 0 ? tokens : undefined;
+  lastConnection = { value: text, tokens: tokens.size > 0 ? tokens : undefined };
+  return lastConnection.tokens;
 }
 
 /** An IPv4 client of a dual-stack listener shows as ::ffff:a.b.c.d; the upstream gets the plain address. */

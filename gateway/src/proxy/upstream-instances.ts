@@ -35,9 +35,8 @@ export class UpstreamInstances {
 
   /** The route's instance origins; one element when there is nothing to choose between. */
   async originsOf(route: InstanceSource): Promise<readonly string[]> {
-    if (route.instanceOrigins !== undefined) return route.instanceOrigins;
-    const fixed = this.#fixed.get(route);
-    if (fixed !== undefined) return fixed;
+    const known = this.knownOrigins(route);
+    if (known !== undefined) return known;
     const url = new URL(route.origin);
     const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
     if (url.protocol !== "http:" || isIP(host) !== 0) {
@@ -56,6 +55,14 @@ export class UpstreamInstances {
       }
     }
     return entry?.origins ?? [route.origin];
+  }
+
+  /**
+   * The route's origins when no lookup can change them (configured instances, an IP literal or https origin seen
+   * before): what the request path asks first, so that the common case costs no promise. Undefined: ask originsOf.
+   */
+  knownOrigins(route: InstanceSource): readonly string[] | undefined {
+    return route.instanceOrigins ?? this.#fixed.get(route);
   }
 
   #refresh(key: string, url: URL, host: string): Promise<void> {

@@ -10,8 +10,10 @@ import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
 import { corsResponseHeaders } from "../proxy/cors.ts";
 import { checkOrigin } from "../proxy/origin-guard.ts";
+import type { ProxyAnswer } from "../proxy/proxy-answer.ts";
 import type { GatewayMetrics } from "../runtime/metrics.ts";
 import type { EndpointAnswer } from "./health.ts";
+import { unhandledErrorAnswer } from "./mcp-route.ts";
 import { installUpstreamOAuthRoutes } from "./upstream-oauth-routes.ts";
 
 export interface GatewayAppDeps extends McpPipelineDeps {
@@ -93,8 +95,16 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
   app.get("/.well-known/openid-configuration", oauth);
   // Upstream OAuth's callback and connections live under /oauth/upstream/, before the authorization server's catch-all.
   installUpstreamOAuthRoutes(app, deps);
-  // After /{server}/mcp: /oauth/mcp stays an MCP route (no oauth_server endpoint has that path).
-  app.all("/:server/mcp", (c) => handleMcpRequest(c, deps));
+  // After /{server}/mcp: /oauth/mcp stays an MCP route (no oauth_server endpoint has that path). A plain request
+  // target never gets here: the server hands it to the same pipeline directly (mcp-route.ts).
+  app.all("/:server/mcp", async (c) =>
+    asResponse(
+      await handleMcpRequest(
+        { incoming: c.env.incoming, outgoing: c.env.outgoing, server: c.req.param("server") },
+        deps,
+      ),
+    ),
+  );
   app.all("/oauth/*", oauth);
   app.notFound((c) =>
     errorResponse(
@@ -107,9 +117,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
       },
     ),
   );
-  app.onError((error) => {
-    deps.logger.error("unhandled error", { error });
-    return errorResponse(new GatewayError("internal", "Internal gateway error"), { requestId: randomUUID() });
-  });
+  app.onError((error) => asResponse(unhandledErrorAnswer(deps.logger, error)));
   return app;
+}
+
+function asResponse(answer: ProxyAnswer): Response {
+  // An answer the SSE relay writes itself: the adapter must leave the Node response alone.
+  if (answer.sent) return RESPONSE_ALREADY_SENT;
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }

@@ -40,12 +40,13 @@ import {
   type Telemetry,
   telemetryModulesLoaded,
 } from "../telemetry/start-telemetry.ts";
-import { createGatewayApp } from "./app.ts";
+import { createGatewayApp, type GatewayAppDeps } from "./app.ts";
 import { ConfigReloader } from "./config-reloader.ts";
 import type { ConfigSource } from "./config-source.ts";
 import { fileConfigSource } from "./config-watcher.ts";
 import { ConnectionDrain, IDLE_CONNECTION_GRACE_MS } from "./connection-drain.ts";
 import { type HealthInputs, healthAnswer, healthLevel, readinessAnswer } from "./health.ts";
+import { plainMcpServer, serveMcpRequest } from "./mcp-route.ts";
 import { buildOAuthServer } from "./oauth-server-setup.ts";
 import { SessionAffinityWarnings } from "./session-affinity.ts";
 import { type GatewaySettings, readSettings, SettingsError } from "./settings.ts";
@@ -271,7 +272,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   });
 
   let draining = false;
-  const app = createGatewayApp({
+  const appDeps: GatewayAppDeps = {
     upstreamOAuth,
     groupSync,
     affinity: {
@@ -315,7 +316,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         draining,
         upstreams: currentConfig()?.routes.size ?? 0,
       }),
-  });
+  };
+  const app = createGatewayApp(appDeps);
 
   const listener = getRequestListener(app.fetch);
   const memory = new MemoryTrimmer();
@@ -325,7 +327,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // From the start of a drain every response asks the client to reconnect, so keep-alive connections move to
     // another replica while this one still serves.
     if (draining) res.setHeader("connection", "close");
-    void listener(req, res);
+    const mcpServer = plainMcpServer(req);
+    if (mcpServer !== undefined) serveMcpRequest(req, res, mcpServer, appDeps);
+    else void listener(req, res);
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts (60 s)
   // In-flight requests (streams included) and open connections, counted at the socket level for the drain.
