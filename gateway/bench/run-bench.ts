@@ -28,7 +28,7 @@
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
 // BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
 // BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
-// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for the plain gateway's process, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
+// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for every gateway process, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -225,27 +225,29 @@ async function main(): Promise<void> {
       "fast-json": `${fastUpstream.url}/json/mcp`,
       "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    // The plain gateway runs with the image's NODE_OPTIONS (its young-generation size) unless
+    // Every gateway runs with the image's NODE_OPTIONS (its young-generation size) unless
     // BENCH_GATEWAY_NODE_OPTIONS says otherwise; set empty, V8's defaults.
     const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? imageNodeOptions();
+    const nodeOptionsEnv: Record<string, string> = gatewayNodeOptions
+      ? { NODE_OPTIONS: gatewayNodeOptions }
+      : {};
     const program = await buildCompiledGateway();
     console.log(
       `every gateway path runs the compiled gateway (${program}), as the npm package and the image do`,
     );
     gateway = await spawnGateway(config, {
       program,
-      ...(gatewayNodeOptions ? { env: { NODE_OPTIONS: gatewayNodeOptions } } : {}),
+      env: nodeOptionsEnv,
     });
-    if (gatewayNodeOptions)
-      console.log(`gateway and fast-gateway run with NODE_OPTIONS=${gatewayNodeOptions}`);
-    secured = await startSecuredGateway(dir, upstream.url, users, { program });
+    if (gatewayNodeOptions) console.log(`every gateway runs with NODE_OPTIONS=${gatewayNodeOptions}`);
+    secured = await startSecuredGateway(dir, upstream.url, users, { program, env: nodeOptionsEnv });
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     receivers = await startExportReceivers(dir);
     exported = await startSecuredGateway(dir, upstream.url, users, {
       program,
       name: "exported",
       exportersYaml: receivers.exportersYaml,
-      env: receivers.env,
+      env: { ...receivers.env, ...nodeOptionsEnv },
     });
     console.log("exported path: the secured gateway plus the search index, OTLP logs and SIEM exporters");
     if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
