@@ -27,7 +27,7 @@ import {
 } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
-import { eventJson } from "./event-json.ts";
+import { eventJson, parsedEvent } from "./event-json.ts";
 import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 
 export interface SpoolOptions {
@@ -479,7 +479,7 @@ export class Spool implements Backlog<SpoolBatch> {
         lines += 1;
         // A line that does not parse cannot be delivered by any retry: skipped, so it cannot block the sink forever.
         try {
-          events.push(JSON.parse(line) as ChainedAuditEvent);
+          events.push(parsedEvent(line));
         } catch (error) {
           this.#options.onError?.(new Error(`unreadable line skipped in ${this.dir}`, { cause: error }));
         }

@@ -11,6 +11,7 @@ import { getPriority, setPriority } from "node:os";
 import { basename } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { ChainedAuditEvent } from "../audit-event.ts";
+import { parsedEvent } from "../event-json.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
 import { buildExporterSinkNow, type ExporterSpec } from "./index.ts";
 
@@ -63,7 +64,7 @@ async function write(id: number, call: number, lines: string[]): Promise<void> {
   let batch: ChainedAuditEvent[] = [];
   try {
     if (sink === undefined) throw new Error(`export worker: no sink ${id}`);
-    batch = lines.map((line) => JSON.parse(line) as ChainedAuditEvent);
+    batch = lines.map(parsedEvent);
     await (await sink).write(batch);
     post({ type: "done", call });
   } catch (error) {
