@@ -14,8 +14,16 @@ export async function buildCompiledGateway(): Promise<string> {
   return fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 }
 
-/** The NODE_OPTIONS the container image starts the gateway with (its Dockerfile's ENV line): V8 heap flags. */
-export function imageNodeOptions(): string | undefined {
+/**
+ * The environment the container image starts the gateway with (its Dockerfile's `ENV NODE_OPTIONS` and
+ * `ENV MALLOC_ARENA_MAX` lines: V8 heap flags and the C allocator's arenas), so the bench runs it the same way.
+ */
+export function imageEnv(): Record<string, string> {
   const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8");
-  return /^ENV NODE_OPTIONS=(.+)$/m.exec(dockerfile)?.[1]?.trim();
+  const env: Record<string, string> = {};
+  for (const name of ["NODE_OPTIONS", "MALLOC_ARENA_MAX"]) {
+    const value = new RegExp(`^ENV ${name}=(.+)$`, "m").exec(dockerfile)?.[1]?.trim();
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
 }

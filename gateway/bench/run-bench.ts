@@ -28,13 +28,13 @@
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
 // BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
 // BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
-// BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS for every gateway process, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
+// BENCH_GATEWAY_NODE_OPTIONS and BENCH_GATEWAY_MALLOC_ARENA_MAX (each gateway process's, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
-import { buildCompiledGateway, imageNodeOptions } from "./compiled-gateway.ts";
+import { buildCompiledGateway, imageEnv } from "./compiled-gateway.ts";
 import { type ExportReceivers, startExportReceivers } from "./export-receivers.ts";
 import { type LoadResult, measure, type Target } from "./load.ts";
 import { describeMachine } from "./machine.ts";
@@ -225,29 +225,32 @@ async function main(): Promise<void> {
       "fast-json": `${fastUpstream.url}/json/mcp`,
       "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    // Every gateway runs with the image's NODE_OPTIONS (its young-generation size) unless
-    // BENCH_GATEWAY_NODE_OPTIONS says otherwise; set empty, V8's defaults.
-    const gatewayNodeOptions = process.env.BENCH_GATEWAY_NODE_OPTIONS ?? imageNodeOptions();
-    const nodeOptionsEnv: Record<string, string> = gatewayNodeOptions
-      ? { NODE_OPTIONS: gatewayNodeOptions }
-      : {};
+    // Every gateway runs with the image's environment (NODE_OPTIONS, MALLOC_ARENA_MAX) unless BENCH_GATEWAY_<NAME>
+    // says otherwise; set empty, the variable is left out (V8's and glibc's defaults).
+    const gatewayEnv: Record<string, string> = {};
+    for (const [name, value] of Object.entries(imageEnv())) {
+      const chosen = process.env[`BENCH_GATEWAY_${name}`] ?? value;
+      if (chosen !== "") gatewayEnv[name] = chosen;
+    }
     const program = await buildCompiledGateway();
     console.log(
       `every gateway path runs the compiled gateway (${program}), as the npm package and the image do`,
     );
     gateway = await spawnGateway(config, {
       program,
-      env: nodeOptionsEnv,
+      env: gatewayEnv,
     });
-    if (gatewayNodeOptions) console.log(`every gateway runs with NODE_OPTIONS=${gatewayNodeOptions}`);
-    secured = await startSecuredGateway(dir, upstream.url, users, { program, env: nodeOptionsEnv });
+    const shownEnv = Object.entries(gatewayEnv).map(([name, value]) => `${name}=${value}`);
+    if (shownEnv.length > 0)
+      console.log(`every gateway runs with ${shownEnv.join(" ")}, as the image starts it`);
+    secured = await startSecuredGateway(dir, upstream.url, users, { program, env: gatewayEnv });
     console.log(`secured path: JWT + RBAC + Redis rate limit + replay protection + audit, ${users} users`);
     receivers = await startExportReceivers(dir);
     exported = await startSecuredGateway(dir, upstream.url, users, {
       program,
       name: "exported",
       exportersYaml: receivers.exportersYaml,
-      env: { ...receivers.env, ...nodeOptionsEnv },
+      env: { ...receivers.env, ...gatewayEnv },
     });
     console.log("exported path: the secured gateway plus the search index, OTLP logs and SIEM exporters");
     if (process.env.BENCH_NGINX === "0") console.log("BENCH_NGINX=0: skipping the nginx baseline");
