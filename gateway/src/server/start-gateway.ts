@@ -190,6 +190,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     niceness: settings.auditExportNiceness,
     onStopped: (reason) =>
       logger.error("the audit export thread stopped; the next export starts a new one", { reason }),
+    onStarted: (niceness) => {
+      if (niceness === undefined)
+        logger.warn(
+          "the audit export thread runs at normal priority: it could not lower its own (not Linux, or refused)",
+          { wanted: settings.auditExportNiceness },
+        );
+      else logger.info("audit export thread started", { niceness });
+    },
   });
   const exporterSinks = new ExporterSinks((spec) => exportThread.sink(spec));
   const applyExporters = (snapshot: ConfigSnapshot): void =>

@@ -14,8 +14,12 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((thing) => thing.close()));
 });
 
-function thread(niceness = 0, maxHeapMb?: number): ExportThread {
-  const started = new ExportThread({ niceness, maxHeapMb });
+function thread(
+  niceness = 0,
+  maxHeapMb?: number,
+  onStarted?: (niceness: number | undefined) => void,
+): ExportThread {
+  const started = new ExportThread({ niceness, maxHeapMb, onStarted });
   open.push(started);
   return started;
 }
@@ -119,11 +123,13 @@ describe("the export thread", () => {
       expect(threadNiceness().every((niceness) => niceness === own)).toBe(true);
       const es = await SearchIndexReceiver.start();
       open.push(es);
-      const exports = thread(7);
+      const told: (number | undefined)[] = [];
+      const exports = thread(7, undefined, (niceness) => told.push(niceness));
       const sink = exports.sink(searchIndex({ url: es.url }));
       await sink.write(events(1));
 
       expect(exports.niceness).toBe(expected);
+      expect(told).toEqual([expected]);
       if (expected !== own) {
         const after = threadNiceness();
         expect(after.filter((niceness) => niceness === expected)).toHaveLength(1);

@@ -27,6 +27,8 @@ export interface ExportThreadOptions {
   niceness: number;
   /** Told when the thread stops unexpectedly (its writes in flight are retried by their queues). */
   onStopped?: (reason: string) => void;
+  /** Told when a thread has started: the niceness it runs at, undefined when it could not lower its priority. */
+  onStarted?: (niceness: number | undefined) => void;
   /**
    * Bound on the thread's V8 old generation, in MiB (default 256: the three client libraries and a few batches in
    * flight need a fraction of it). Past it the thread is stopped and started again, like any other failure.
@@ -147,6 +149,7 @@ export class ExportThread {
     switch (message.type) {
       case "started":
         this.niceness = message.niceness;
+        this.#options.onStarted?.(message.niceness);
         return;
       case "built": {
         const build = this.#building.get(message.id);
