@@ -10,6 +10,7 @@
 import type { ExportersConfig } from "../../config/schema.ts";
 import type { ChainedAuditEvent } from "../audit-event.ts";
 import type { AuditSink } from "../sink.ts";
+import { exporterSinkName } from "./enabled.ts";
 
 type SearchIndexModule = typeof import("./search-index-sink.ts");
 type OtelLogsModule = typeof import("./otel-logs-sink.ts");
@@ -49,13 +50,17 @@ export function exporterSpecs(exporters: ExportersConfig): ExporterSpec[] {
   return [
     ...exporters.search_index
       .filter((config) => config.enabled)
-      .map((config) => ({ kind: "search_index" as const, name: `search_index:${config.name}`, config })),
+      .map((config) => ({
+        kind: "search_index" as const,
+        name: exporterSinkName("search_index", config.name),
+        config,
+      })),
     ...exporters.otel
       .filter((config) => config.enabled && config.export_logs)
-      .map((config) => ({ kind: "otel" as const, name: `otel:${config.name}`, config })),
+      .map((config) => ({ kind: "otel" as const, name: exporterSinkName("otel", config.name), config })),
     ...exporters.siem
       .filter((config) => config.enabled)
-      .map((config) => ({ kind: "siem" as const, name: `siem:${config.name}`, config })),
+      .map((config) => ({ kind: "siem" as const, name: exporterSinkName("siem", config.name), config })),
   ];
 }
 

@@ -9,6 +9,7 @@ import type { LogRecordExporter, ReadableLogRecord } from "@opentelemetry/sdk-lo
 import { type OtelExporterConfig, otlpLogExporter } from "../../telemetry/otlp-exporters.ts";
 import type { AuditKind, ChainedAuditEvent } from "../audit-event.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
+import { exporterSinkName } from "./enabled.ts";
 
 const SCOPE = { name: "svc-gateway.audit" };
 
@@ -106,7 +107,7 @@ function describeFailure(error: unknown): string {
 }
 
 export function otelLogsSink(config: OtelExporterConfig): AuditSink {
-  const name = `otel:${config.name}`;
+  const name = exporterSinkName("otel", config.name);
   const resource = resourceFromAttributes({ "service.name": config.service_name });
   const exporter: LogRecordExporter = otlpLogExporter(config);
   // The exporter bounds each export by `timeout` itself; this guard only makes sure a write never hangs past it.

@@ -6,6 +6,7 @@ import { errors } from "@elastic/elasticsearch";
 import type { ChainedAuditEvent } from "../audit-event.ts";
 import { eventJson } from "../event-json.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
+import { exporterSinkName } from "./enabled.ts";
 import { retryAfterMs } from "./retry-after.ts";
 import {
   type SearchIndexExporterConfig,
@@ -58,7 +59,7 @@ function elasticError(body: unknown): string | undefined {
 
 export function searchIndexSink(config: SearchIndexExporterConfig): AuditSink {
   const client = searchIndexClient(config);
-  const name = `search_index:${config.name}`;
+  const name = exporterSinkName("search_index", config.name);
   const origin = searchIndexNodeOrigin(client);
   const timeoutMs = config.timeout * 1000;
   const template = indexTemplate(config.index_prefix);

@@ -12,6 +12,7 @@ import type { z } from "zod";
 import type { siemExporterSchema } from "../../config/schema.ts";
 import type { ChainedAuditEvent } from "../audit-event.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
+import { exporterSinkName } from "./enabled.ts";
 import { type SiemRow, siemRowFromEvent } from "./siem-columns.ts";
 import { describeSiemFailure } from "./siem-failure.ts";
 import { useFastGzip } from "./siem-gzip.ts";
@@ -30,7 +31,7 @@ export interface SiemSinkOptions {
 }
 
 export function siemSink(config: SiemExporterConfig, options: SiemSinkOptions = {}): AuditSink {
-  const name = `siem:${config.name}`;
+  const name = exporterSinkName("siem", config.name);
   // The schema requires these when the exporter is enabled; a disabled one must not be built.
   const { dcr_endpoint, dcr_immutable_id, tenant_id, client_id, client_secret } = config;
   if (
