@@ -9,6 +9,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { echoCall, MCP_HEADERS } from "./bench-calls.ts";
 import { measure } from "./load.ts";
 import { cpuMs } from "./process-cpu.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
@@ -20,17 +21,8 @@ const connections = Number(process.env.AB_CONNECTIONS ?? 16);
 const builds = { A: process.env.AB_A ?? "dist-before", B: process.env.AB_B ?? "dist" };
 const program = (build: string) => fileURLToPath(new URL(`../${build}/cli/main.js`, import.meta.url));
 
-const headers = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2025-06-18",
-};
-const body = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "tools/call",
-  params: { name: "echo", arguments: { text: "hello from the bench" } },
-});
+const headers = MCP_HEADERS;
+const body = echoCall();
 
 interface Round {
   rps: number;

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { echoCall, MCP_HEADERS } from "./bench-calls.ts";
 import { buildCompiledGateway } from "./compiled-gateway.ts";
 import { measure } from "./load.ts";
 import { spawnUpstream } from "./spawn-upstream.ts";
@@ -31,16 +32,7 @@ try {
     program,
     env: { NODE_OPTIONS: `--import=${sampler}`, ALLOCATION_PROFILE_DIR: dir },
   });
-  const target = {
-    url: `${gateway.url}/fast-json/mcp`,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name: "echo", arguments: { text: "hello from the bench" } },
-    }),
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-  };
+  const target = { url: `${gateway.url}/fast-json/mcp`, body: echoCall(), headers: { ...MCP_HEADERS } };
   let requests: number;
   try {
     await measure(target, { concurrency: 16, durationMs: 2000, warmupMs: 0 });

@@ -6,6 +6,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { echoCall, MCP_HEADERS } from "./bench-calls.ts";
 import { summariseGatewayProfile } from "./cpu-profile-summary.ts";
 import { measure } from "./load.ts";
 import { spawnUpstream } from "./spawn-upstream.ts";
@@ -19,20 +20,7 @@ try {
     env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` },
   });
   try {
-    const target = {
-      url: `${gateway.url}/fast-json/mcp`,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "echo", arguments: { text: "hello from the bench" } },
-      }),
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-06-18",
-      },
-    };
+    const target = { url: `${gateway.url}/fast-json/mcp`, body: echoCall(), headers: { ...MCP_HEADERS } };
     const result = await measure(target, { concurrency: 16, durationMs: seconds * 1000, warmupMs: 1000 });
     console.log(`${result.rps.toFixed(0)} req/s, errors ${result.errors}`);
   } finally {

@@ -34,6 +34,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SpawnedGateway, spawnGateway, writeGatewayConfig } from "../test/conformance/spawn-gateway.ts";
+import { ECHO_TEXT, echoCall, MCP_HEADERS } from "./bench-calls.ts";
 import { buildCompiledGateway, imageEnv } from "./compiled-gateway.ts";
 import { type ExportReceivers, startExportReceivers } from "./export-receivers.ts";
 import { type LoadResult, measure, type Target } from "./load.ts";
@@ -122,25 +123,14 @@ const selected = (path: Path) => only === undefined || only.includes(path);
 const SCALING_CONNECTIONS = [1, 16, 64, 256] as const;
 const SCALING_PATHS = ["fast-gateway", "fast-nginx"] as const;
 
-const callWithId = (id: number) =>
-  JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name: "echo", arguments: { text: "hello from the bench" } },
-  });
-const body = callWithId(1);
+const body = echoCall();
 const piiBody = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,
   method: "tools/call",
   params: { name: "report", arguments: { text: piiText } },
 });
-const headers = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2025-06-18",
-};
+const headers = MCP_HEADERS;
 
 /** One request per target before measuring: a wrong answer must stop the bench, not produce a fast number. */
 async function verify(path: Path, kind: Kind, target: Target): Promise<void> {
@@ -149,11 +139,7 @@ async function verify(path: Path, kind: Kind, target: Target): Promise<void> {
   const contentType = response.headers.get("content-type") ?? "";
   // The Inspector's proxy answers every request as an SSE stream, whatever the upstream sent.
   const expectedType = kind === "sse" || path === "inspector" ? "text/event-stream" : "application/json";
-  if (
-    response.status !== 200 ||
-    !contentType.includes(expectedType) ||
-    !text.includes("hello from the bench")
-  ) {
+  if (response.status !== 200 || !contentType.includes(expectedType) || !text.includes(ECHO_TEXT)) {
     throw new Error(
       `${path} ${kind}: unexpected answer ${response.status} ${contentType}: ${text.slice(0, 300)}`,
     );
@@ -288,7 +274,7 @@ async function main(): Promise<void> {
           url: base,
           body,
           headers: { ...headers, ...running.headers },
-          bodyFor: running.needsDistinctIds ? (n) => callWithId(n + 1) : undefined,
+          bodyFor: running.needsDistinctIds ? (n) => echoCall(n + 1) : undefined,
         };
       }
       const route =
