@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import { type AuditEvent, type ChainedAuditEvent, GENESIS_HASH } from "./audit-event.ts";
+import { type AuditEvent, type ChainedAuditEvent, completeEvent, GENESIS_HASH } from "./audit-event.ts";
 
 /** Each key's JSON text: audit events use a small fixed set of keys, so each is quoted once (bounded all the same). */
 const quotedKeys = new Map<string, string>();
@@ -41,24 +41,12 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The fields a linked event hashes (all but `hash`), in canonicalJson's order. */
+/**
+ * The fields a linked event hashes (all but `hash`), in canonicalJson's order: every field an event is completed with,
+ * and the three `link` adds. Derived, so it cannot drift from the event's shape.
+ */
 export const LINKED_FIELDS: readonly string[] = [
-  "time",
-  "kind",
-  "request_id",
-  "gateway",
-  "source",
-  "server",
-  "method",
-  "capability",
-  "subject",
-  "provider",
-  "groups",
-  "decision",
-  "reason",
-  "status",
-  "latency_ms",
-  "count",
+  ...Object.keys(completeEvent({ kind: "call_completed" }, "")),
   "instance",
   "seq",
   "prev_hash",
