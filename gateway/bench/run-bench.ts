@@ -13,6 +13,8 @@
 //   fast-direct  → fast upstream
 //   fast-gateway → the same svc-gateway process (its fast-json / fast-sse servers) → fast upstream
 //   fast-nginx   → a second nginx, 1 worker                                         → fast upstream
+//   fast-floor   → node:http + an undici Pool and nothing else (bare-node-proxy.ts)  → fast upstream: what any Node
+//                  proxy bound to those libraries costs here, to tell the gateway's own work from its platform's
 //   mcp-proxy, inspector → the JavaScript MCP proxies, HTTP→HTTP (peers.ts; skipped when not installed)
 // for a JSON tools/call and an SSE tools/call, and (kind `pii`) a JSON tools/call with a 1 KB argument carrying
 // personal data whose result is 4 KB, in two phases:
@@ -45,9 +47,9 @@ import { piiText } from "./pii-workload.ts";
 import { cpuMs } from "./process-cpu.ts";
 import { type GatewayMemory, gatewayMemory, rssMb } from "./process-memory.ts";
 import { type SecuredGateway, startSecuredGateway } from "./secured-gateway.ts";
-import { type RunningUpstream, spawnUpstream } from "./spawn-upstream.ts";
+import { type RunningUpstream, spawnListening, spawnUpstream } from "./spawn-upstream.ts";
 
-type FastPath = "fast-direct" | "fast-gateway" | "fast-nginx";
+type FastPath = "fast-direct" | "fast-gateway" | "fast-nginx" | "fast-floor";
 type Path =
   | "direct"
   | "gateway"
@@ -69,6 +71,7 @@ const PATHS: readonly Path[] = [
   "fast-direct",
   "fast-gateway",
   "fast-nginx",
+  "fast-floor",
   ...PEERS,
 ];
 /** Paths in front of the fast upstream and the kinds each is measured on (the peers: the JSON call, the table's row). */
@@ -76,6 +79,7 @@ const FAST_KINDS: Readonly<Partial<Record<Path, readonly Kind[]>>> = {
   "fast-direct": ["json", "sse"],
   "fast-gateway": ["json", "sse"],
   "fast-nginx": ["json", "sse"],
+  "fast-floor": ["json", "sse"],
   "mcp-proxy": ["json"],
   inspector: ["json"],
 };
@@ -196,6 +200,7 @@ async function main(): Promise<void> {
   let upstream: RunningUpstream | undefined;
   let fastUpstream: RunningUpstream | undefined;
   let fastNginx: RunningNginx | undefined;
+  let floor: RunningUpstream | undefined;
   let peers: RunningPeer[] = [];
   let gateway: SpawnedGateway | undefined;
   let nginx: RunningNginx | undefined;
@@ -247,6 +252,8 @@ async function main(): Promise<void> {
       else console.log("nginx not installed: skipping the nginx baseline (apt-get install -y nginx)");
     }
 
+    // The floor proxy runs with the gateway's environment (same V8 heap flags and allocator), so only code differs.
+    floor = await spawnListening("./bare-node-proxy.ts", [fastUpstream.url], gatewayEnv);
     peers = await startPeers(`${fastUpstream.url}/json/mcp`);
     const peer = (name: PeerName) => peers.find((each) => each.name === name);
 
@@ -261,6 +268,7 @@ async function main(): Promise<void> {
       "fast-direct": fastUpstream.url,
       "fast-gateway": gateway.url,
       "fast-nginx": fastNginx?.url,
+      "fast-floor": floor.url,
       "mcp-proxy": peer("mcp-proxy")?.url,
       inspector: peer("inspector")?.url,
     };
@@ -278,7 +286,7 @@ async function main(): Promise<void> {
         };
       }
       const route =
-        path === "fast-direct"
+        path === "fast-direct" || path === "fast-floor"
           ? `/${kind}/mcp`
           : path === "fast-gateway"
             ? `/fast-${kind}/mcp`
@@ -320,6 +328,7 @@ async function main(): Promise<void> {
       "fast-direct": undefined,
       "fast-gateway": gateway.process.pid,
       "fast-nginx": fastNginx?.pid,
+      "fast-floor": floor.pid,
       "mcp-proxy": peer("mcp-proxy")?.pid,
       inspector: peer("inspector")?.pid,
     };
@@ -422,6 +431,7 @@ async function main(): Promise<void> {
       ["fast-direct", "direct"],
       ["fast-nginx", "nginx, 1 worker"],
       ["fast-gateway", "svc-gateway (no auth, no limits)"],
+      ["fast-floor", "floor: node:http + undici Pool, nothing else"],
       ["mcp-proxy", "mcp-proxy (library, HTTP→HTTP)"],
       ["inspector", "MCP Inspector proxy (HTTP→HTTP)"],
     ];
@@ -453,6 +463,17 @@ async function main(): Promise<void> {
       console.log(
         `${kind.padEnd(4)} fast upstream: gateway CPU/req ÷ nginx CPU/req ${fmt(ratio)}${Number.isFinite(ratio) ? (ratio <= 2.5 ? " (meets ≤ 2.5)" : " (ABOVE 2.5)") : " (no nginx)"}` +
           `  gateway/nginx req/s ${fmt(gw && ng ? gw.rps / ng.rps : Number.NaN)}`,
+      );
+      // The floor: node:http + undici with no work of the gateway's. If it alone is past 2.5 × nginx, the target is
+      // out of reach for any proxy on this platform, whatever the gateway does.
+      const fl = find("throughput", kind, "fast-floor");
+      const floorOverNginx = fl && ng ? fl.proxyCpuUsPerRequest / ng.proxyCpuUsPerRequest : Number.NaN;
+      const gatewayOverFloor = gw && fl ? gw.proxyCpuUsPerRequest / fl.proxyCpuUsPerRequest : Number.NaN;
+      proxyCost[`${kind}FloorOverNginxCpu`] = floorOverNginx;
+      proxyCost[`${kind}GatewayOverFloorCpu`] = gatewayOverFloor;
+      console.log(
+        `${kind.padEnd(4)} fast upstream: floor (node:http + undici) CPU/req ÷ nginx ${fmt(floorOverNginx)}; gateway ÷ floor ${fmt(gatewayOverFloor)}` +
+          ` (the gateway's own work: ${fmt(gw && fl ? gw.proxyCpuUsPerRequest - fl.proxyCpuUsPerRequest : Number.NaN, 0)} µs per request)`,
       );
     }
 
@@ -650,6 +671,7 @@ async function main(): Promise<void> {
     await nginx?.stop();
     await fastNginx?.stop();
     for (const running of peers) await running.stop();
+    await floor?.stop();
     await fastUpstream?.stop();
     await gateway?.stop();
     await secured?.stop();

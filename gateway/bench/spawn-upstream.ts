@@ -1,4 +1,5 @@
-// Runs upstream-server.ts (or fast-upstream-server.ts) as its own process, so it does not share an event loop with the load generator.
+// Runs upstream-server.ts (or fast-upstream-server.ts, or the bare Node proxy) as its own process, so it does not share
+// an event loop with the load generator.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -15,10 +16,24 @@ export interface RunningUpstream {
  */
 export type UpstreamKind = "sdk" | "fast";
 
-export async function spawnUpstream(kind: UpstreamKind = "sdk"): Promise<RunningUpstream> {
-  const file = kind === "sdk" ? "./upstream-server.ts" : "./fast-upstream-server.ts";
+export function spawnUpstream(kind: UpstreamKind = "sdk"): Promise<RunningUpstream> {
+  return spawnListening(kind === "sdk" ? "./upstream-server.ts" : "./fast-upstream-server.ts");
+}
+
+/**
+ * A bench script beside this one, run with `args` after its port argument (any free port) and `env` over this
+ * process's; resolves once it prints its {"msg":"listening"} line.
+ */
+export async function spawnListening(
+  file: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<RunningUpstream> {
   const script = new URL(file, import.meta.url).pathname;
-  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [script, "0", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...env },
+  });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, "exit");
