@@ -15,7 +15,7 @@ export function eventJson(event: ChainedAuditEvent): string {
   return text;
 }
 
-/** An event parsed from its text (the export thread's batches): that text is its JSON, so it is not made again. */
+/** An event parsed from its text (the export process's batches): that text is its JSON, so it is not made again. */
 export function parsedEvent(text: string): ChainedAuditEvent {
   const event = JSON.parse(text) as ChainedAuditEvent;
   texts.set(event, text);

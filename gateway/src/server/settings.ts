@@ -44,7 +44,7 @@ export interface GatewaySettings {
   auditSpoolMaxBytes: number;
   /** SVC_AUDIT_FAILING_AFTER_SECONDS: how long a sink fails every attempt before it is `failing` (UNHEALTHY). */
   auditFailingAfterMs: number;
-  /** SVC_AUDIT_EXPORT_NICENESS: the export thread's niceness, 0 (as requests) to 19 (only spare CPU). */
+  /** SVC_AUDIT_EXPORT_NICENESS: the export process's niceness, 0 (as requests) to 19 (only spare CPU). */
   auditExportNiceness: number;
 }
 

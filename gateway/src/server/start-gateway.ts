@@ -7,7 +7,12 @@ import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
-import { ExportThread } from "../audit/exporters/export-thread.ts";
+import {
+  EXPORT_BEHIND_FOR_MS,
+  EXPORT_CAUGHT_UP_EVENTS,
+  ExportPriority,
+} from "../audit/exporters/export-priority.ts";
+import { ExportProcess } from "../audit/exporters/export-process.ts";
 import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
@@ -185,21 +190,47 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       ),
   });
   // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload. Their sinks run in
-  // the export thread, at a lower priority than serving requests (export-thread.ts).
-  const exportThread = new ExportThread({
+  // the export process, at a lower priority than serving requests (export-process.ts).
+  // Niceness 0 asks for exporting at the same priority as requests: then not on idle CPU only either.
+  const exportOnIdleCpu = settings.auditExportNiceness > 0;
+  const exportProcess = new ExportProcess({
     niceness: settings.auditExportNiceness,
+    idle: exportOnIdleCpu,
     onStopped: (reason) =>
-      logger.error("the audit export thread stopped; the next export starts a new one", { reason }),
-    onStarted: (niceness) => {
+      logger.error("the audit export process stopped; the next export starts a new one", { reason }),
+    onStarted: (niceness, idle) => {
       if (niceness === undefined)
         logger.warn(
-          "the audit export thread runs at normal priority: it could not lower its own (not Linux, or refused)",
+          "the audit export process runs at normal priority: it could not lower its own (not Linux, or refused)",
           { wanted: settings.auditExportNiceness },
         );
-      else logger.info("audit export thread started", { niceness });
+      else if (exportPriority.idle && exportOnIdleCpu && !idle)
+        logger.warn(
+          "the audit export process could not take idle-only scheduling (SCHED_IDLE, set with util-linux's chrt); it runs niced only",
+          { niceness },
+        );
+      else logger.info("audit export process started", { niceness, idle_cpu_only: idle });
     },
   });
-  const exporterSinks = new ExporterSinks((spec) => exportThread.sink(spec));
+  const exportPriority = new ExportPriority(exportProcess, {
+    behindForMs: EXPORT_BEHIND_FOR_MS,
+    caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
+    now: Date.now,
+    onChange: (idle, reason) =>
+      idle
+        ? logger.info("audit exporters caught up: the export process runs on idle CPU only again", { reason })
+        : logger.warn(
+            "audit exporters stay behind under load: the export process now gets a share of busy CPU, at its niceness",
+            { reason, niceness: settings.auditExportNiceness },
+          ),
+  });
+  const exportPriorityTimer = setInterval(() => {
+    if (!exportOnIdleCpu) return;
+    const names = exportProcess.sinkNames();
+    exportPriority.check(audit.sinkStatus().filter((status) => names.has(status.name)));
+  }, 1000);
+  exportPriorityTimer.unref();
+  const exporterSinks = new ExporterSinks((spec) => exportProcess.sink(spec));
   const applyExporters = (snapshot: ConfigSnapshot): void =>
     audit.setSinks([auditTarget.sink, ...exporterSinks.sinksFor(snapshot.loaded.config.exporters)]);
   const port = listenPort(options, env);
@@ -386,7 +417,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         loaded = configurationFromText(initial.configuration, env, controlPlaneSettings);
     }
     // What the configuration uses, imported before anything is built from it (and nothing it does not use). The
-    // exporters' modules are the export thread's to import (export-worker.ts).
+    // exporters' modules are the export process's to import (export-process-child.ts).
     await loadTelemetryModules(loaded.config.exporters.otel);
     oauthServer = await buildOAuthServer(loaded, {
       env,
@@ -425,15 +456,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     applyTelemetry(ready.current());
     applyExporters(ready.current());
     // An exporter whose settings cannot make a client fails the start, as any bad configuration does.
-    await exportThread.built();
+    await exportProcess.built();
   } catch (error) {
     controlPlane?.close();
     server.closeAllConnections();
     server.close();
     await pools.destroy();
     await kv.close().catch(() => {});
+    clearInterval(exportPriorityTimer);
     await audit.close(0);
-    await exportThread.close();
+    await exportProcess.close();
     await auditTarget.close();
     metrics.close();
     memory.stop();
@@ -485,8 +517,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // Detectors hold connections and model worker threads; a model's thread is ended by releasing its model.
     await Promise.race([reloader?.current().detectors.close(), sleep(5000)]);
     // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
+    clearInterval(exportPriorityTimer);
     await audit.close(auditDeadlineMs);
-    await exportThread.close();
+    await exportProcess.close();
     // The last metrics and buffered spans too, within the same kind of bound.
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();

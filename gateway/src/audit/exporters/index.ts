@@ -5,8 +5,8 @@
 //
 // Each exporter's client library (Elasticsearch, the OTLP exporters and gRPC, Azure) is imported only when an exporter
 // of that type is configured: a gateway without exporters does not carry them in memory. Where the sinks are built is
-// the caller's choice: in this thread (`buildExporterSink`, tests and tools) or in the export worker thread
-// (export-thread.ts), which is where the gateway runs them.
+// the caller's choice: in this process (`buildExporterSink`, tests and tools) or in the export process
+// (export-process.ts), which is where the gateway runs them.
 import type { ExportersConfig } from "../../config/schema.ts";
 import type { ChainedAuditEvent } from "../audit-event.ts";
 import type { AuditSink } from "../sink.ts";
@@ -16,7 +16,7 @@ type SearchIndexModule = typeof import("./search-index-sink.ts");
 type OtelLogsModule = typeof import("./otel-logs-sink.ts");
 type SiemModule = typeof import("./siem-sink.ts");
 
-/** One enabled exporter: what it takes to build its sink, in whichever thread does it (plain data, so it can be posted). */
+/** One enabled exporter: what it takes to build its sink, in whichever process does it (plain data, so it can be sent). */
 export type ExporterSpec =
   | { kind: "search_index"; name: string; config: ExportersConfig["search_index"][number] }
   | { kind: "otel"; name: string; config: ExportersConfig["otel"][number] }
@@ -113,7 +113,7 @@ export class ExporterSinks {
   #built = new Map<string, { settings: string; sink: AuditSink }>();
   readonly #build: (spec: ExporterSpec) => AuditSink;
 
-  /** `build`: where a new or edited exporter's sink is made (default: in this thread). */
+  /** `build`: where a new or edited exporter's sink is made (default: in this process). */
   constructor(build: (spec: ExporterSpec) => AuditSink = buildExporterSink) {
     this.#build = build;
   }

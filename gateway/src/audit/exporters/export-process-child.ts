@@ -1,0 +1,169 @@
+// The export process's side (export-process.ts forks it): it builds the exporters' sinks and runs their writes, so the
+// client libraries' serialisation, compression and HTTP — and the garbage they make — are paid in a process of their
+// own. The audit log's queues, spools, retries and health stay in the gateway; each write here is one batch of one
+// sink, answered with what was accepted.
+//
+// Every thread of this process runs at a lower scheduling priority (the niceness in argv[2]): its main thread, and
+// also V8's collector threads and libuv's pool, which in a worker thread of the gateway would have been the
+// gateway's own, shared with requests. With argv[3] "idle" the threads also take Linux's SCHED_IDLE policy: they run
+// only on a core nothing else wants, and a request's thread waking up takes the core at once. A nice value alone
+// does not do that: the scheduler lets a niced thread finish its slice first, and a gateway serving requests in a
+// closed loop waits on every such delay (measured: exporting cost a fifth of the secured path's throughput at
+// niceness 10, a few percent as SCHED_IDLE). No Node API sets a policy; util-linux's `chrt` (in every Debian-based
+// image, the gateway's included) does. Linux only (threads from /proc/self/task); elsewhere, or if refused, the
+// process runs at normal priority, and says so.
+import { execFileSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
+import type { ChainedAuditEvent } from "../audit-event.ts";
+import { parsedEvent } from "../event-json.ts";
+import { type AuditSink, SinkWriteError } from "../sink.ts";
+import { buildExporterSinkNow, type ExporterSpec } from "./index.ts";
+
+export type ToExportProcess =
+  | { type: "build"; id: number; spec: ExporterSpec }
+  /** `lines`: each event's JSON text, as the spool holds it. */
+  | { type: "write"; id: number; call: number; lines: string[] }
+  | { type: "close"; id: number; call: number };
+
+export type FromExportProcess =
+  | { type: "started"; niceness: number | undefined; idle: boolean }
+  | { type: "built"; id: number; error?: string }
+  | { type: "done"; call: number }
+  | {
+      type: "failed";
+      call: number;
+      message: string;
+      /** Positions in the batch of the events still to deliver; all of them when absent. */
+      remaining?: number[];
+      retryAfterMs?: number;
+      permanent: boolean;
+    };
+
+const send = process.send?.bind(process);
+if (send === undefined)
+  throw new Error("export-process-child.ts runs as a forked process (export-process.ts starts it)");
+// A send that fails means the gateway is gone; "disconnect" below ends this process.
+const post = (message: FromExportProcess) => send(message, undefined, undefined, () => {});
+// The gateway gone (even SIGKILLed): nothing is left to export for, and its spools hold what was not delivered.
+process.on("disconnect", () => process.exit(0));
+
+/**
+ * Sets every thread's niceness (those started later inherit it from the thread that starts them), never raising a
+ * priority (a process started niced stays at least that nice). Answers the main thread's niceness.
+ */
+function lowerPriority(niceness: number): number | undefined {
+  try {
+    for (const task of readdirSync("/proc/self/task")) {
+      const threadId = Number(task);
+      if (getPriority(threadId) < niceness) setPriority(threadId, niceness);
+    }
+    return getPriority(process.pid);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Puts every thread of this process under SCHED_IDLE; false when that could not be done (no chrt, not Linux). */
+function idleScheduling(): boolean {
+  try {
+    execFileSync("chrt", ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], {
+      stdio: "ignore",
+      timeout: 5000,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A sink, or why it could not be built (its writes fail with that, so the queue's health shows it). */
+const sinks = new Map<number, Promise<AuditSink>>();
+
+/**
+ * Each sink gets the same events in its own batches; the parsed event of a line is kept for the others, so a line is
+ * parsed once rather than once per exporter. Bounded: oldest first out past RECENT_LINES.
+ */
+const RECENT_LINES = 8192;
+const recent = new Map<string, ChainedAuditEvent>();
+function eventOf(line: string): ChainedAuditEvent {
+  let event = recent.get(line);
+  if (event === undefined) {
+    event = parsedEvent(line);
+    recent.set(line, event);
+    if (recent.size > RECENT_LINES) recent.delete(recent.keys().next().value as string);
+  }
+  return event;
+}
+
+async function write(id: number, call: number, lines: string[]): Promise<void> {
+  const sink = sinks.get(id);
+  let batch: ChainedAuditEvent[] = [];
+  try {
+    if (sink === undefined) throw new Error(`export process: no sink ${id}`);
+    batch = lines.map(eventOf);
+    await (await sink).write(batch);
+    post({ type: "done", call });
+  } catch (error) {
+    const failure = error instanceof SinkWriteError ? error : undefined;
+    let remaining: number[] | undefined;
+    if (failure?.remaining !== undefined) {
+      const positions = new Map(batch.map((event, position) => [event, position]));
+      remaining = failure.remaining.map((event) => positions.get(event) ?? -1).filter((at) => at >= 0);
+    }
+    post({
+      type: "failed",
+      call,
+      message: error instanceof Error ? error.message : String(error),
+      remaining,
+      retryAfterMs: failure?.retryAfterMs,
+      permanent: failure?.permanent ?? false,
+    });
+  }
+}
+
+process.on("message", (message: ToExportProcess) => {
+  switch (message.type) {
+    case "build": {
+      const built = buildExporterSinkNow(message.spec);
+      sinks.set(message.id, built);
+      built.then(
+        () => post({ type: "built", id: message.id }),
+        (error: unknown) =>
+          post({
+            type: "built",
+            id: message.id,
+            error: error instanceof Error ? error.message : String(error),
+          }),
+      );
+      return;
+    }
+    case "write":
+      void write(message.id, message.call, message.lines);
+      return;
+    case "close": {
+      const sink = sinks.get(message.id);
+      sinks.delete(message.id);
+      void (async () => {
+        try {
+          await (await sink)?.close?.();
+          post({ type: "done", call: message.call });
+        } catch (error) {
+          post({
+            type: "failed",
+            call: message.call,
+            message: error instanceof Error ? error.message : String(error),
+            permanent: false,
+          });
+        }
+      })();
+      return;
+    }
+  }
+});
+
+post({
+  type: "started",
+  niceness: lowerPriority(Number(process.argv[2] ?? 0)),
+  idle: process.argv[3] === "idle" && idleScheduling(),
+});
