@@ -21,3 +21,9 @@ export function parsedEvent(text: string): ChainedAuditEvent {
   texts.set(event, text);
   return event;
 }
+
+/** An event whose JSON text its maker already has (the hash chain writes it while hashing): kept, not made again. */
+export function withJson(event: ChainedAuditEvent, text: string): ChainedAuditEvent {
+  texts.set(event, text);
+  return event;
+}

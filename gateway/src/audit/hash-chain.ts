@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { type AuditEvent, type ChainedAuditEvent, completeEvent, GENESIS_HASH } from "./audit-event.ts";
+import { withJson } from "./event-json.ts";
 
 /** Each key's JSON text: audit events use a small fixed set of keys, so each is quoted once (bounded all the same). */
 const quotedKeys = new Map<string, string>();
@@ -74,17 +75,19 @@ function isPlainLinkedEvent(event: Record<string, unknown>): boolean {
   return fields === LINKED_FIELDS.length;
 }
 
-/** The text hashed: canonicalJson's output, by the native serialiser when the event allows (a third of the CPU). */
-function hashedText(event: Omit<ChainedAuditEvent, "hash">): string {
+/** The event's fields copied in sorted order, when JSON.stringify of that copy is its canonicalJson; else undefined. */
+function sortedCopy(event: Omit<ChainedAuditEvent, "hash">): Record<string, unknown> | undefined {
   const fields = event as unknown as Record<string, unknown>;
-  if (!isPlainLinkedEvent(fields)) return canonicalJson(event);
+  if (!isPlainLinkedEvent(fields)) return undefined;
   const sorted: Record<string, unknown> = {};
   for (const key of LINKED_FIELDS) sorted[key] = fields[key];
-  return JSON.stringify(sorted);
+  return sorted;
 }
 
 export function hashOf(event: Omit<ChainedAuditEvent, "hash">): string {
-  return hash("sha256", hashedText(event), "hex");
+  const sorted = sortedCopy(event);
+  // By the native serialiser when the event allows (a third of the CPU).
+  return hash("sha256", sorted === undefined ? canonicalJson(event) : JSON.stringify(sorted), "hex");
 }
 
 /** Links one instance's events: each carries its sequence number, the previous hash and its own. */
@@ -99,9 +102,28 @@ export class HashChain {
 
   link(event: AuditEvent): ChainedAuditEvent {
     const unsigned = { ...event, instance: this.instance, seq: this.#seq, prev_hash: this.#previous };
-    const hash = hashOf(unsigned);
+    const sorted = sortedCopy(unsigned);
+    if (sorted === undefined) return this.#linked(unsigned, hashOf(unsigned));
+    // The text hashed is the event's JSON but for its hash: the line every sink writes is that text with the hash
+    // added last, which is what JSON.stringify writes for the sorted copy once the hash is set on it. So the event
+    // is serialised once, not once to hash and again to write.
+    const text = JSON.stringify(sorted);
+    const digest = hash("sha256", text, "hex");
+    sorted.hash = digest;
+    this.#advance(digest);
+    return withJson(
+      sorted as unknown as ChainedAuditEvent,
+      `${text.slice(0, -1)},"hash":${JSON.stringify(digest)}}`,
+    );
+  }
+
+  #linked(unsigned: Omit<ChainedAuditEvent, "hash">, digest: string): ChainedAuditEvent {
+    this.#advance(digest);
+    return { ...unsigned, hash: digest };
+  }
+
+  #advance(digest: string): void {
     this.#seq += 1;
-    this.#previous = hash;
-    return { ...unsigned, hash };
+    this.#previous = digest;
   }
 }

@@ -1,6 +1,7 @@
 import { hash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { type AuditEvent, completeEvent } from "../../src/audit/audit-event.ts";
+import { eventJson } from "../../src/audit/event-json.ts";
 import { canonicalJson, HashChain, hashOf, LINKED_FIELDS } from "../../src/audit/hash-chain.ts";
 
 const canonicalHash = (event: unknown) => hash("sha256", canonicalJson(event), "hex");
@@ -45,6 +46,20 @@ describe("the hash chain", () => {
       const { hash: linkedHash, ...unsigned } = chain.link(randomEvent(seq));
       expect(linkedHash).toBe(canonicalHash(unsigned));
     }
+  });
+
+  test("the line every sink writes for a linked event is what JSON.stringify writes for it (made while hashing)", () => {
+    const chain = new HashChain("gw-1");
+    for (let seq = 0; seq < 500; seq++) {
+      const linked = chain.link(randomEvent(seq));
+      const line = eventJson(linked);
+      expect(line).toBe(JSON.stringify(linked));
+      const { hash: linkedHash, ...unsigned } = JSON.parse(line) as typeof linked;
+      expect(linkedHash).toBe(canonicalHash(unsigned));
+    }
+    // An event the fast path does not take (a field outside the linked set) gets the same line the same way.
+    const odd = chain.link({ ...randomEvent(1), extra: { b: 1, a: 2 } } as unknown as AuditEvent);
+    expect(eventJson(odd)).toBe(JSON.stringify(odd));
   });
 
   test("events that are not plain linked events hash by canonicalJson too", () => {
