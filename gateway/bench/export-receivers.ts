@@ -3,7 +3,7 @@
 // process of their own (export-receivers-child.ts) so the secured gateway can run with every exporter on. What they
 // received is decoded between measurements and verified after the run (every event, wire format, intact chains), so a
 // fast number cannot come from an export that silently did nothing.
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -66,7 +66,8 @@ function nextReply<T extends ReceiversReply["type"]>(
 /**
  * The receivers stand in for remote services, which cost the gateway's machine nothing: at the lowest priority they
  * take only CPU the measured processes leave idle (their CPU is still reported). On Linux a niceness is per thread,
- * so every thread the process has started gets it.
+ * so every thread the process has started gets it; and SCHED_IDLE where util-linux's `chrt` is there (as the
+ * gateway's export process does), so that a measured process waking up takes the core at once.
  */
 function lowestPriority(pid: number | undefined): void {
   if (pid === undefined) return;
@@ -75,6 +76,9 @@ function lowestPriority(pid: number | undefined): void {
     threads = readdirSync(`/proc/${pid}/task`).map(Number);
   } catch {}
   for (const thread of threads) setPriority(thread, 19);
+  try {
+    execFileSync("chrt", ["--idle", "--all-tasks", "--pid", "0", String(pid)], { stdio: "ignore" });
+  } catch {}
 }
 
 export async function startExportReceivers(dir: string): Promise<ExportReceivers> {
