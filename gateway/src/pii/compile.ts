@@ -111,8 +111,9 @@ export function compileScrubbing(
   const active = ENTITY_TYPES.filter(
     (entity) => merged.recognizers.get(entity)?.enabled ?? !OPT_IN_ENTITY_TYPES.has(entity),
   ).map((entity) => RECOGNIZERS[entity]);
-  // Its library is loaded now, with the configuration, not on the first request that needs it.
-  if (active.includes(phoneNumberRecognizer)) loadPhoneNumberLibrary();
+  // Its library is loaded now, with the configuration, not on the first request that needs it; and only when
+  // scrubbing is on, since a disabled policy's recognizers never run.
+  if (merged.enabled && active.includes(phoneNumberRecognizer)) loadPhoneNumberLibrary();
   const recognizers: ActiveRecognizer[] = active.map((recognizer) => ({
     recognizer,
     replace: constant(merged.recognizers.get(recognizer.entity)?.replacement ?? `<${recognizer.entity}>`),
