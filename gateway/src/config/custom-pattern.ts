@@ -1,9 +1,21 @@
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { RE2JS } from "re2js";
 
 // Operator-supplied patterns (`custom_rules[].pattern`) run on every scrubbed string, so they are compiled by
 // re2js, a port of RE2: matching takes time linear in the input whatever the pattern, so no pattern can stall
 // the event loop. The price is RE2 syntax: no backreferences and no lookaround; `(?i)` makes a pattern (or
 // `(?i:...)` a part) case-insensitive. The config schema and the scrubbing engine both compile through here.
+
+let re2: typeof RE2JS | undefined;
+
+/**
+ * re2js, required (its CommonJS build, synchronously) on the first pattern a configuration has: most have none, and
+ * the engine is ~1 MB resident. Patterns compile at load and reload, so nothing waits for it on a request.
+ */
+export function re2js(): typeof RE2JS {
+  re2 ??= (createRequire(import.meta.url)("re2js") as typeof import("re2js")).RE2JS;
+  return re2;
+}
 
 export type CustomPatternResult = { ok: true; pattern: RE2JS } | { ok: false; reason: string };
 
@@ -11,7 +23,7 @@ export function compileCustomPattern(source: string): CustomPatternResult {
   if (source === "") return { ok: false, reason: "is empty" };
   let pattern: RE2JS;
   try {
-    pattern = RE2JS.compile(source);
+    pattern = re2js().compile(source);
   } catch (error) {
     return { ok: false, reason: `is not a valid RE2 pattern (${describeSyntaxError(source, error)})` };
   }

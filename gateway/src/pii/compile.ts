@@ -1,5 +1,5 @@
-import { RE2JS } from "re2js";
-import { compileCustomPattern } from "../config/custom-pattern.ts";
+import type { RE2JS } from "re2js";
+import { compileCustomPattern, re2js } from "../config/custom-pattern.ts";
 import { ENTITY_TYPES, type EntityType, isEntityType, OPT_IN_ENTITY_TYPES } from "../config/pii-entities.ts";
 import type { ConfigProblem } from "../config/problems.ts";
 import type { ScrubbingPolicy } from "../config/schema.ts";
@@ -139,7 +139,7 @@ function constant(text: string): () => string {
  */
 function anyRuleMatcher(rules: readonly CompiledCustomRule[]): RE2JS | undefined {
   if (rules.length === 0) return undefined;
-  return RE2JS.compile(rules.map((rule) => `(?:${rule.source})`).join("|"));
+  return re2js().compile(rules.map((rule) => `(?:${rule.source})`).join("|"));
 }
 
 const DISABLED: CompiledScrubbing = {
