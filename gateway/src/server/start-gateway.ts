@@ -17,8 +17,7 @@ import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
 import { configurationFromText } from "../control-plane/centralized-config.ts";
-import { ControlPlaneSource } from "../control-plane/control-plane-source.ts";
-import { cacheFilePath } from "../control-plane/document-cache.ts";
+import type { ControlPlaneSource } from "../control-plane/control-plane-source.ts";
 import { type GroupSyncEndpoints, hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
 import { GroupSync } from "../identity/group-sync/group-sync.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
@@ -392,6 +391,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     let organization: PolicyDocument | undefined;
     const controlPlaneSettings = loaded.config.control_plane;
     if (controlPlaneSettings !== undefined) {
+      // The control plane's client and document cache: imported only when the configuration names a control
+      // plane, which is known only now.
+      const [{ ControlPlaneSource }, { cacheFilePath }] = await Promise.all([
+        import("../control-plane/control-plane-source.ts"),
+        import("../control-plane/document-cache.ts"),
+      ]);
       controlPlane = new ControlPlaneSource({
         settings: controlPlaneSettings,
         centralized: loaded.mode === "centralized",
