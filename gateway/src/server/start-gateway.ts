@@ -226,6 +226,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const exportPriorityTimer = setInterval(() => {
     if (!exportOnIdleCpu) return;
     const names = exportProcess.sinkNames();
+    // No exporter, nothing to weigh: the audit log's status is not even asked for.
+    if (names.size === 0) return;
     exportPriority.check(audit.sinkStatus().filter((status) => names.has(status.name)));
   }, 1000);
   exportPriorityTimer.unref();
