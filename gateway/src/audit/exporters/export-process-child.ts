@@ -8,8 +8,8 @@
 // gateway's own, shared with requests. With argv[3] "idle" the threads also take Linux's SCHED_IDLE policy: they run
 // only on a core nothing else wants, and a request's thread waking up takes the core at once. A nice value alone
 // does not do that: the scheduler lets a niced thread finish its slice first, and a gateway serving requests in a
-// closed loop waits on every such delay (measured: exporting cost a fifth of the secured path's throughput at
-// niceness 10, a few percent as SCHED_IDLE). No Node API sets a policy; util-linux's `chrt` (in every Debian-based
+// closed loop waits on every such delay (measured: the secured path kept 0.74–0.83 of its throughput with exporting
+// at niceness 10, 0.85–1.16 as SCHED_IDLE; what is still lost is the gateway's own side of exporting). No Node API sets a policy; util-linux's `chrt` (in every Debian-based
 // image, the gateway's included) does. Linux only (threads from /proc/self/task); elsewhere, or if refused, the
 // process runs at normal priority, and says so.
 import { execFileSync } from "node:child_process";
