@@ -399,6 +399,16 @@ describe("controller", () => {
   // API conventions › Typical status properties: every condition carries the generation it describes, a
   // CamelCase reason and a lastTransitionTime; the CRD's pattern refuses any other reason.
   it("writes conditions the API conventions' way", async () => {
+    // Earlier tests edited resources; their reconciles may still be writing status, so wait until every status
+    // describes its resource's current generation before reading the conditions.
+    await waitFor(() => {
+      for (const kind of ["McpServer", "IdentityProvider", "McpGateway"]) {
+        for (const resource of api.list(kind, NS)) {
+          const status = (resource.status ?? {}) as { observedGeneration?: number };
+          expect(status.observedGeneration).toBe((resource.metadata as JsonObject).generation);
+        }
+      }
+    });
     for (const kind of ["McpServer", "IdentityProvider", "McpGateway"]) {
       for (const resource of api.list(kind, NS)) {
         const generation = (resource.metadata as JsonObject).generation;
