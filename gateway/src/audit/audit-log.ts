@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { type AuditEventInput, type ChainedAuditEvent, completeEvent } from "./audit-event.ts";
 import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
+import type { DeliveryGate } from "./defer-under-load.ts";
 import { eventJson } from "./event-json.ts";
 import { FailureAggregator, type FailureAggregatorOptions, type FailureEvent } from "./failure-aggregator.ts";
 import { HashChain } from "./hash-chain.ts";
@@ -43,6 +44,8 @@ export interface AuditLogOptions {
   failures?: FailureAggregatorOptions;
   /** Without it every sink's backlog is in memory (tests, `svc-gateway` tools); the gateway always sets it. */
   spool?: AuditSpoolOptions;
+  /** Asked before each batch of a spooled sink (defer-under-load.ts): while closed, exports wait in their spools. */
+  exportGate?: DeliveryGate;
   /** Cap on a local (in-memory) sink's backlog, in events. */
   memoryBacklog?: number;
   /** A sink that fails every attempt this long makes the gateway UNHEALTHY. Default 5 minutes. */
@@ -195,6 +198,7 @@ export class AuditLog {
       backlog,
       batchSize: this.#options.batchSize ?? 256,
       lingerMs: spooled ? (this.#options.lingerMs ?? 1000) : 0,
+      gate: spooled ? this.#options.exportGate : undefined,
       backoff: this.#backoff,
       now: this.#now,
       failingLimitMs: this.#options.failingLimitMs ?? 5 * 60_000,

@@ -6,6 +6,7 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
 import { type BackoffPolicy, retryDelayMs } from "./backoff.ts";
+import type { DeliveryGate } from "./defer-under-load.ts";
 import { eventJson } from "./event-json.ts";
 import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 import { type AuditSink, SinkWriteError } from "./sink.ts";
@@ -38,6 +39,11 @@ export interface SinkQueueOptions {
   now: () => number;
   failingLimitMs: number;
   behindEvents: number;
+  /**
+   * Asked before each new batch (not before a retry, nor while flushing): a closed gate holds the backlog back.
+   * Only for a backlog that may wait (the spool); undefined: never held.
+   */
+  gate?: DeliveryGate;
   /** Where refused-for-good events are appended (JSON lines); undefined: they are only counted and reported. */
   deadLetterFile: string | undefined;
   onError: (sink: string, error: unknown) => void;
@@ -225,6 +231,11 @@ export class SinkQueue {
           await raceTimer(changed, left);
           continue;
         }
+      }
+      const gate = this.#options.gate;
+      if (this.#hurry === 0 && gate !== undefined && !gate.open) {
+        await Promise.race([changed, gate.whenOpen()]);
+        continue;
       }
       let batch: BacklogBatch;
       try {

@@ -46,6 +46,8 @@ export interface GatewaySettings {
   auditFailingAfterMs: number;
   /** SVC_AUDIT_EXPORT_NICENESS: the export process's niceness, 0 (as requests) to 19 (only spare CPU). */
   auditExportNiceness: number;
+  /** SVC_AUDIT_EXPORT_DEFER_SECONDS: how long exports may wait while the gateway is busy (0: never). */
+  auditExportDeferMs: number;
 }
 
 export class SettingsError extends Error {
@@ -148,5 +150,6 @@ export function readSettings(env: Record<string, string | undefined>): GatewaySe
     auditSpoolMaxBytes: whole(env, "SVC_AUDIT_SPOOL_MAX_BYTES", 256 * 1024 * 1024, 64 * 1024, 1024 ** 4),
     auditFailingAfterMs: number(env, "SVC_AUDIT_FAILING_AFTER_SECONDS", 300, 1, 86_400) * 1000,
     auditExportNiceness: whole(env, "SVC_AUDIT_EXPORT_NICENESS", 10, 0, 19),
+    auditExportDeferMs: number(env, "SVC_AUDIT_EXPORT_DEFER_SECONDS", 10, 0, 300) * 1000,
   };
 }

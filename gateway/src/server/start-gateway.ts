@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
+import { DeferUnderLoad, EXPORT_BUSY_UTILIZATION, EXPORT_GATE_SAMPLE_MS } from "../audit/defer-under-load.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
 import {
   EXPORT_BEHIND_FOR_MS,
@@ -175,10 +176,32 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const host = options.host ?? "127.0.0.1";
   refuseRemoteAnonymousAccess(settings, host);
   const auditTarget = auditTargetFrom(env);
+  // Exports wait in their spools while requests keep the event loop busy, for at most SVC_AUDIT_EXPORT_DEFER_SECONDS.
+  let lastUtilization = performance.eventLoopUtilization();
+  const exportGate = new DeferUnderLoad({
+    busyUtilization: EXPORT_BUSY_UTILIZATION,
+    maxDeferMs: settings.auditExportDeferMs,
+    caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
+    now: Date.now,
+    utilization: () => {
+      const current = performance.eventLoopUtilization();
+      const since = performance.eventLoopUtilization(current, lastUtilization);
+      lastUtilization = current;
+      return since.utilization;
+    },
+    onResumed: (deferredMs, forced) =>
+      logger.debug(
+        forced
+          ? "audit exports waited their longest under load: delivering until caught up"
+          : "audit exports resume: the load dropped",
+        { deferred_ms: deferredMs },
+      ),
+  });
   const audit = new AuditLog({
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
     spool: { dir: settings.auditSpoolDir, maxBytes: settings.auditSpoolMaxBytes },
+    exportGate,
     failingLimitMs: settings.auditFailingAfterMs,
     onSinkError: (error, sink) =>
       logger.error("audit sink delivery failed; its queue retries", { sink, error }),
@@ -231,6 +254,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     exportPriority.check(audit.sinkStatus().filter((status) => names.has(status.name)));
   }, 1000);
   exportPriorityTimer.unref();
+  const exportGateTimer = setInterval(() => {
+    const names = exportProcess.sinkNames();
+    if (names.size === 0) return;
+    exportGate.check(() => audit.sinkStatus().filter((status) => names.has(status.name)));
+  }, EXPORT_GATE_SAMPLE_MS);
+  exportGateTimer.unref();
   const exporterSinks = new ExporterSinks((spec) => exportProcess.sink(spec));
   const applyExporters = (snapshot: ConfigSnapshot): void =>
     audit.setSinks([auditTarget.sink, ...exporterSinks.sinksFor(snapshot.loaded.config.exporters)]);
@@ -471,6 +500,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await pools.destroy();
     await kv.close().catch(() => {});
     clearInterval(exportPriorityTimer);
+    clearInterval(exportGateTimer);
     await audit.close(0);
     await exportProcess.close();
     await auditTarget.close();
@@ -525,6 +555,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     await Promise.race([reloader?.current().detectors.close(), sleep(5000)]);
     // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
     clearInterval(exportPriorityTimer);
+    clearInterval(exportGateTimer);
     await audit.close(auditDeadlineMs);
     await exportProcess.close();
     // The last metrics and buffered spans too, within the same kind of bound.
