@@ -49,26 +49,34 @@ export class Renewals {
     renew: () => Promise<UpstreamToken | undefined>,
   ): Promise<UpstreamToken | undefined> {
     const lock = this.#store.keyOf("upstream-renewal", id);
-    if (await this.#store.setIfAbsent(lock, "1", LOCK_TTL_SECONDS)) {
-      try {
-        return await renew();
-      } finally {
-        await this.#store.delete(lock);
-      }
-    }
-    // Another replica renews: its result lands in the store.
     const deadline = Date.now() + LOCK_TTL_SECONDS * 1000;
-    while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      const current = await this.#tokens.get(server, owner);
-      if (current !== undefined && current.access_token !== stale?.access_token) return current;
-      // The lock is gone and nothing new was stored: that renewal failed. Try once ourselves.
-      if ((await this.#store.raw(lock)) === null) return renew();
+    for (;;) {
+      if (await this.#store.setIfAbsent(lock, "1", LOCK_TTL_SECONDS)) {
+        try {
+          return await renew();
+        } finally {
+          await this.#store.delete(lock);
+        }
+      }
+      // Another replica renews: its result lands in the store, before it lets go of the lock. So the lock is read
+      // first and the record second: a record still stale after the lock was seen gone means that renewal failed
+      // (read the other way round, a renewal finishing between the two reads would look failed, and its freshly
+      // consumed refresh token would be presented again).
+      let holderGone = false;
+      while (!holderGone) {
+        if (Date.now() >= deadline) {
+          throw new GatewayError(
+            "upstream_oauth_failed",
+            `Upstream server '${server}': another gateway replica is still renewing this token; try again`,
+            { server },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        holderGone = (await this.#store.raw(lock)) === null;
+        const current = await this.#tokens.get(server, owner);
+        if (current !== undefined && current.access_token !== stale?.access_token) return current;
+      }
+      // That renewal failed: take the lock to try once more, or wait for whichever waiting replica took it first.
     }
-    throw new GatewayError(
-      "upstream_oauth_failed",
-      `Upstream server '${server}': another gateway replica is still renewing this token; try again`,
-      { server },
-    );
   }
 }

@@ -103,3 +103,29 @@ describe("renewals", () => {
     expect((await waiting)?.access_token).toBe("second");
   });
 });
+
+describe("after a failed renewal", () => {
+  it("two waiting replicas renew once between them, and both get that record", async () => {
+    const holder = replica(0);
+    // Each replica() has its own Renewals (what one process shares); two over one connection are two replicas here.
+    const waiters = [replica(1), replica(0)];
+    const gate = gated();
+    const held = holder.renewals.once("acme", "erin", token("old"), gate.renew);
+    await expect.poll(() => gate.calls()).toBe(1);
+    let renewedByWaiters = 0;
+    const waiting = waiters.map(({ renewals, tokens }) =>
+      renewals.once("acme", "erin", token("old"), async () => {
+        renewedByWaiters++;
+        // A vendor slow enough that the other waiter sees the failed holder's lock gone before this record lands.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await tokens.put("acme", "erin", token("again"));
+        return token("again");
+      }),
+    );
+    gate.finish(undefined);
+    expect(await held).toBeUndefined();
+    const results = await Promise.all(waiting);
+    expect(renewedByWaiters).toBe(1);
+    expect(results.map((result) => result?.access_token)).toEqual(["again", "again"]);
+  });
+});
