@@ -2,9 +2,10 @@
 // process's serialisation, compression and HTTP, and the gateway's side of handing batches to it). The export process
 // already runs only on otherwise idle CPU, but that is not free on a machine whose cores are shared: every time a
 // request's work wakes up, the idle-class process is preempted and leaves cold caches behind, and on a loaded
-// gateway each request pays that latency. So while the gateway's event loop is busy for at least `busyUtilization`
+// gateway each request pays that latency. So once the gateway's event loop is busy for at least `busyUtilization`
 // of the time, exporter queues start no new batch: the events wait in their spools (on disk, bounded) and go out when
-// the load drops. A deferral never lasts longer than `maxDeferMs`: then the queues deliver, whatever the load, until
+// the load has dropped below `idleUtilization` (lower, so that a dip in a busy stretch does not let exports in). A
+// deferral never lasts longer than `maxDeferMs`: then the queues deliver, whatever the load, until
 // every exporter has caught up, so under lasting load events still arrive, at most that much later (plus the
 // catch-up). Retries of a batch already handed over, and drains, never wait here.
 import type { SinkStatus } from "./sink-queue.ts";
@@ -19,6 +20,8 @@ export interface DeliveryGate {
 export interface DeferUnderLoadOptions {
   /** Event-loop utilisation (0 to 1) at or above which exports wait. */
   busyUtilization: number;
+  /** Utilisation under which waiting exports go out (at most busyUtilization). */
+  idleUtilization: number;
   /** Longest wait; after it the exporters deliver until each has caught up. 0: never wait. */
   maxDeferMs: number;
   /** Backlog, in events, under which an exporter counts as caught up. */
@@ -30,8 +33,12 @@ export interface DeferUnderLoadOptions {
   onResumed?: (deferredMs: number, forced: boolean) => void;
 }
 
-/** Defaults: more than half of the event loop's time busy is a gateway whose requests would queue behind exporting. */
+/**
+ * Defaults: more than half of the event loop's time busy is a gateway whose requests would queue behind exporting;
+ * under a quarter, it has room to spare.
+ */
 export const EXPORT_BUSY_UTILIZATION = 0.5;
+export const EXPORT_IDLE_UTILIZATION = 0.25;
 /** How often the gateway samples its utilisation for the gate: short against a burst, long against its own cost. */
 export const EXPORT_GATE_SAMPLE_MS = 250;
 
@@ -57,7 +64,8 @@ export class DeferUnderLoad implements DeliveryGate {
 
   /** One sample: closes the gate under load, opens it when the load dropped or the wait ran out. */
   check(exporters: () => readonly SinkStatus[]): void {
-    const busy = this.#options.utilization() >= this.#options.busyUtilization;
+    const utilization = this.#options.utilization();
+    const busy = utilization >= this.#options.busyUtilization;
     if (this.#catchingUp) {
       // A sink whose receiver is down keeps its backlog however long the gate stays open: it does not hold it open.
       const delivering = exporters().filter((sink) => sink.state !== "retrying" && sink.state !== "failing");
@@ -69,7 +77,7 @@ export class DeferUnderLoad implements DeliveryGate {
       return;
     }
     const deferredMs = this.#options.now() - this.#deferredSince;
-    if (!busy) this.#resume(deferredMs, false);
+    if (utilization < this.#options.idleUtilization) this.#resume(deferredMs, false);
     else if (deferredMs >= this.#options.maxDeferMs) {
       this.#catchingUp = true;
       this.#resume(deferredMs, true);

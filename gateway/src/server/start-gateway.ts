@@ -6,7 +6,12 @@ import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
-import { DeferUnderLoad, EXPORT_BUSY_UTILIZATION, EXPORT_GATE_SAMPLE_MS } from "../audit/defer-under-load.ts";
+import {
+  DeferUnderLoad,
+  EXPORT_BUSY_UTILIZATION,
+  EXPORT_GATE_SAMPLE_MS,
+  EXPORT_IDLE_UTILIZATION,
+} from "../audit/defer-under-load.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
 import {
   EXPORT_BEHIND_FOR_MS,
@@ -180,6 +185,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   let lastUtilization = performance.eventLoopUtilization();
   const exportGate = new DeferUnderLoad({
     busyUtilization: EXPORT_BUSY_UTILIZATION,
+    idleUtilization: EXPORT_IDLE_UTILIZATION,
     maxDeferMs: settings.auditExportDeferMs,
     caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
     now: Date.now,
