@@ -16,14 +16,13 @@ export async function buildCompiledGateway(): Promise<string> {
 
 /**
  * The environment the container image starts the gateway with (its Dockerfile's `ENV NODE_OPTIONS` and
- * `ENV MALLOC_ARENA_MAX` lines: V8 heap flags and the C allocator's arenas), so the bench runs it the same way.
+ * `ENV MALLOC_…` lines: V8 heap flags and the C allocator's tunables), so the bench runs it the same way.
  */
 export function imageEnv(): Record<string, string> {
   const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8");
   const env: Record<string, string> = {};
-  for (const name of ["NODE_OPTIONS", "MALLOC_ARENA_MAX"]) {
-    const value = new RegExp(`^ENV ${name}=(.+)$`, "m").exec(dockerfile)?.[1]?.trim();
-    if (value !== undefined) env[name] = value;
+  for (const [, name, value] of dockerfile.matchAll(/^ENV (NODE_OPTIONS|MALLOC_\w+)=(.+)$/gm)) {
+    if (name !== undefined && value !== undefined) env[name] = value.trim();
   }
   return env;
 }

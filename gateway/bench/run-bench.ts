@@ -31,7 +31,8 @@
 // BENCH_CONCURRENCY (default 16), BENCH_NGINX=0 (skip nginx, as when it is not installed),
 // BENCH_JSON=path (also write the results as JSON), BENCH_ONLY=path,path (measure only these),
 // BENCH_SETTLE_SECONDS (wait after the load before the last memory reading, default 60),
-// BENCH_GATEWAY_NODE_OPTIONS and BENCH_GATEWAY_MALLOC_ARENA_MAX (each gateway process's, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
+// BENCH_GATEWAY_NODE_OPTIONS, BENCH_GATEWAY_MALLOC_ARENA_MAX and BENCH_GATEWAY_MALLOC_MMAP_THRESHOLD_ (each gateway
+// process's, default the image's; empty: none), BENCH_USERS (users with their own token on the secured path,
 // default 64).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -222,7 +223,7 @@ async function main(): Promise<void> {
       "fast-json": `${fastUpstream.url}/json/mcp`,
       "fast-sse": `${fastUpstream.url}/sse/mcp`,
     });
-    // Every gateway runs with the image's environment (NODE_OPTIONS, MALLOC_ARENA_MAX) unless BENCH_GATEWAY_<NAME>
+    // Every gateway runs with the image's environment (NODE_OPTIONS, MALLOC_…) unless BENCH_GATEWAY_<NAME>
     // says otherwise; set empty, the variable is left out (V8's and glibc's defaults).
     const gatewayEnv: Record<string, string> = {};
     for (const [name, value] of Object.entries(imageEnv())) {
