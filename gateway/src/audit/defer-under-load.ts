@@ -34,11 +34,13 @@ export interface DeferUnderLoadOptions {
 }
 
 /**
- * Defaults: more than half of the event loop's time busy is a gateway whose requests would queue behind exporting;
- * under a quarter, it has room to spare.
+ * Defaults: a fifth of the event loop's time busy is a gateway serving a steady stream of requests. The gateway's own
+ * utilisation says little about the machine: when the upstream or another process is what saturates the cores, the
+ * gateway sits at 0.3–0.6 while exporting still takes CPU from requests (a 0.5 threshold left the gate open through
+ * whole bench measurements). Under a tenth, the stream has stopped or thinned out.
  */
-export const EXPORT_BUSY_UTILIZATION = 0.5;
-export const EXPORT_IDLE_UTILIZATION = 0.25;
+export const EXPORT_BUSY_UTILIZATION = 0.2;
+export const EXPORT_IDLE_UTILIZATION = 0.1;
 /** How often the gateway samples its utilisation for the gate: short against a burst, long against its own cost. */
 export const EXPORT_GATE_SAMPLE_MS = 250;
 
