@@ -119,6 +119,7 @@ export class GatewayMetrics {
   readonly #eventLoopWindowMs: number;
   /** Read when scraped: the audit log keeps its own counters per sink. */
   #auditSinks: () => readonly SinkStatus[] = () => [];
+  #exportsDeferred: () => boolean = () => false;
 
   constructor(options: { eventLoopWindowMs?: number } = {}) {
     this.#eventLoopWindowMs = options.eventLoopWindowMs ?? EVENT_LOOP_WINDOW_MS;
@@ -128,6 +129,11 @@ export class GatewayMetrics {
   /** Where the audit sink series come from (the gateway's AuditLog). */
   watchAuditSinks(source: () => readonly SinkStatus[]): void {
     this.#auditSinks = source;
+  }
+
+  /** Whether exports are waiting for the gateway's load to drop (audit/defer-under-load.ts), read when scraped. */
+  watchExportDeferral(deferred: () => boolean): void {
+    this.#exportsDeferred = deferred;
   }
 
   /** A request served with fallback groups because the provider's management API did not answer. */
@@ -349,6 +355,12 @@ export class GatewayMetrics {
           this.#openStreams,
         ),
         ...this.#auditSinkFamilies(scalar),
+        scalar(
+          "svc_gateway_audit_exports_deferred",
+          "gauge",
+          "1 while exporters wait in their spools for the gateway's load to drop (SVC_AUDIT_EXPORT_DEFER_SECONDS), else 0.",
+          new Map([["", this.#exportsDeferred() ? 1 : 0]]),
+        ),
         scalar(
           "process_resident_memory_bytes",
           "gauge",

@@ -273,6 +273,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   const metrics = new GatewayMetrics();
   metrics.watchAuditSinks(() => audit.sinkStatus());
+  metrics.watchExportDeferral(() => !exportGate.open);
   const pools = new UpstreamPools({
     connections: settings.upstreamConnections,
     streamConnections: settings.upstreamStreamConnections,

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { DeferUnderLoad } from "../../src/audit/defer-under-load.ts";
 import type { SinkState, SinkStatus } from "../../src/audit/sink-queue.ts";
+import { GatewayMetrics } from "../../src/runtime/metrics.ts";
 import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
 function status(name: string, state: SinkState, backlogEvents: number): SinkStatus {
@@ -83,6 +84,21 @@ describe("the gate", () => {
     expect(gate.open).toBe(true);
     sample(0.9, [status("search_index:es", "ok", 900), status("siem:sentinel", "failing", 80_000)]);
     expect(gate.open).toBe(false);
+  });
+
+  test("the metrics say whether exports are waiting", () => {
+    const { gate, sample } = scriptedGate();
+    const metrics = new GatewayMetrics();
+    try {
+      metrics.watchExportDeferral(() => !gate.open);
+      expect(metrics.render()).toMatch(/^svc_gateway_audit_exports_deferred 0$/m);
+      sample(0.9);
+      expect(metrics.render()).toMatch(/^svc_gateway_audit_exports_deferred 1$/m);
+      sample(0.1);
+      expect(metrics.render()).toMatch(/^svc_gateway_audit_exports_deferred 0$/m);
+    } finally {
+      metrics.close();
+    }
   });
 
   test("a limit of 0 never holds exports back", () => {
