@@ -7,22 +7,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { DeferUnderLoad } from "../../src/audit/defer-under-load.ts";
-import type { SinkState, SinkStatus } from "../../src/audit/sink-queue.ts";
+import type { SinkStatus } from "../../src/audit/sink-queue.ts";
 import { GatewayMetrics } from "../../src/runtime/metrics.ts";
+import { sinkStatus } from "./support/sink-status.ts";
 import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
-
-function status(name: string, state: SinkState, backlogEvents: number): SinkStatus {
-  return {
-    name,
-    state,
-    backlogEvents,
-    backlogBytes: backlogEvents * 500,
-    exported: 0,
-    failures: 0,
-    dropped: 0,
-    deadLettered: 0,
-  };
-}
 
 /** A gate whose utilisation and clock the test sets. */
 function scriptedGate(maxDeferMs = 10_000) {
@@ -80,9 +68,9 @@ describe("the gate", () => {
     expect(gate.open).toBe(true);
     expect(resumed).toEqual([[1_000, true]]);
     // Still busy, but behind: stays open. A receiver that is down does not count (its backlog cannot shrink).
-    sample(0.9, [status("search_index:es", "ok", 5_000), status("siem:sentinel", "failing", 80_000)]);
+    sample(0.9, [sinkStatus("search_index:es", "ok", 5_000), sinkStatus("siem:sentinel", "failing", 80_000)]);
     expect(gate.open).toBe(true);
-    sample(0.9, [status("search_index:es", "ok", 900), status("siem:sentinel", "failing", 80_000)]);
+    sample(0.9, [sinkStatus("search_index:es", "ok", 900), sinkStatus("siem:sentinel", "failing", 80_000)]);
     expect(gate.open).toBe(false);
   });
 

@@ -1,27 +1,14 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { ExportPriority } from "../../src/audit/exporters/export-priority.ts";
 import { ExportProcess } from "../../src/audit/exporters/export-process.ts";
-import type { SinkState, SinkStatus } from "../../src/audit/sink-queue.ts";
 import { searchIndexExporterSchema } from "../../src/config/schema.ts";
 import { SearchIndexReceiver } from "./receivers/search-index-receiver.ts";
+import { sinkStatus } from "./support/sink-status.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((each) => each.close()));
 });
-
-function status(name: string, state: SinkState, backlogEvents: number): SinkStatus {
-  return {
-    name,
-    state,
-    backlogEvents,
-    backlogBytes: backlogEvents * 500,
-    exported: 0,
-    failures: 0,
-    dropped: 0,
-    deadLettered: 0,
-  };
-}
 
 function setUp() {
   let now = 0;
@@ -40,14 +27,14 @@ function setUp() {
 describe("export priority", () => {
   test("a burst that is absorbed within the limit leaves exporting on idle CPU", () => {
     const { priority, changes, advance } = setUp();
-    priority.check([status("search_index:es", "behind", 12_000)]);
+    priority.check([sinkStatus("search_index:es", "behind", 12_000)]);
     advance(29_000);
-    priority.check([status("search_index:es", "behind", 15_000)]);
+    priority.check([sinkStatus("search_index:es", "behind", 15_000)]);
     advance(2_000);
     // Caught up just in time: the count starts again at the next lag.
-    priority.check([status("search_index:es", "ok", 40)]);
+    priority.check([sinkStatus("search_index:es", "ok", 40)]);
     advance(29_000);
-    priority.check([status("search_index:es", "behind", 11_000)]);
+    priority.check([sinkStatus("search_index:es", "behind", 11_000)]);
 
     expect(priority.idle).toBe(true);
     expect(changes).toEqual([]);
@@ -65,9 +52,12 @@ describe("export priority", () => {
     await exports.built();
     const idleChild = exports.pid;
     expect(idleChild).toBeDefined();
-    priority.check([status("search_index:es", "ok", 10), status("otel:collector", "behind", 20_000)]);
+    priority.check([sinkStatus("search_index:es", "ok", 10), sinkStatus("otel:collector", "behind", 20_000)]);
     advance(30_000);
-    priority.check([status("search_index:es", "ok", 10), status("otel:collector", "spool_full", 90_000)]);
+    priority.check([
+      sinkStatus("search_index:es", "ok", 10),
+      sinkStatus("otel:collector", "spool_full", 90_000),
+    ]);
 
     expect(priority.idle).toBe(false);
     expect(changes).toEqual([[false, "otel:collector (90000 events) behind for 30 s"]]);
@@ -75,10 +65,13 @@ describe("export priority", () => {
     expect(exports.pid).toBeUndefined();
 
     // Still too much waiting: stays.
-    priority.check([status("search_index:es", "ok", 10), status("otel:collector", "ok", 5_000)]);
+    priority.check([sinkStatus("search_index:es", "ok", 10), sinkStatus("otel:collector", "ok", 5_000)]);
     expect(priority.idle).toBe(false);
     // A receiver that is down keeps its backlog whatever the priority: it does not hold exporting on busy CPU.
-    priority.check([status("search_index:es", "failing", 50_000), status("otel:collector", "ok", 900)]);
+    priority.check([
+      sinkStatus("search_index:es", "failing", 50_000),
+      sinkStatus("otel:collector", "ok", 900),
+    ]);
 
     expect(priority.idle).toBe(true);
     expect(changes.at(-1)).toEqual([true, "every exporter caught up"]);
