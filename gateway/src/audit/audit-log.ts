@@ -2,13 +2,12 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { type AuditEventInput, type ChainedAuditEvent, completeEvent } from "./audit-event.ts";
 import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
-import type { DeliveryGate } from "./defer-under-load.ts";
 import { eventJson } from "./event-json.ts";
 import { FailureAggregator, type FailureAggregatorOptions, type FailureEvent } from "./failure-aggregator.ts";
 import { HashChain } from "./hash-chain.ts";
 import { type Backlog, MemoryBacklog } from "./memory-backlog.ts";
 import type { AuditSink } from "./sink.ts";
-import { SinkQueue, type SinkStatus } from "./sink-queue.ts";
+import { type DeliveryGate, SinkQueue, type SinkStatus } from "./sink-queue.ts";
 import { Spool, spoolDirName } from "./spool.ts";
 
 export type { AuditSink } from "./sink.ts";

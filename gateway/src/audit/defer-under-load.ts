@@ -8,14 +8,7 @@
 // deferral never lasts longer than `maxDeferMs`: then the queues deliver, whatever the load, until
 // every exporter has caught up, so under lasting load events still arrive, at most that much later (plus the
 // catch-up). Retries of a batch already handed over, and drains, never wait here.
-import type { SinkStatus } from "./sink-queue.ts";
-
-/** What a queue asks before it starts a batch. */
-export interface DeliveryGate {
-  readonly open: boolean;
-  /** Resolves when the gate opens (at once when it is open). */
-  whenOpen(): Promise<void>;
-}
+import type { DeliveryGate, SinkStatus } from "./sink-queue.ts";
 
 export interface DeferUnderLoadOptions {
   /** Event-loop utilisation (0 to 1) at or above which exports wait. */

@@ -6,7 +6,6 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
 import { type BackoffPolicy, retryDelayMs } from "./backoff.ts";
-import type { DeliveryGate } from "./defer-under-load.ts";
 import { eventJson } from "./event-json.ts";
 import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 import { type AuditSink, SinkWriteError } from "./sink.ts";
@@ -27,6 +26,13 @@ export interface SinkStatus {
   failures: number;
   dropped: number;
   deadLettered: number;
+}
+
+/** What a queue asks before it starts a batch (defer-under-load.ts holds exports back while the gateway is busy). */
+export interface DeliveryGate {
+  readonly open: boolean;
+  /** Resolves when the gate opens (at once when it is open). */
+  whenOpen(): Promise<void>;
 }
 
 export interface SinkQueueOptions {
