@@ -3,7 +3,8 @@
 // own. The audit log's queues, spools, retries and health stay in the gateway; each write here is one batch of one
 // sink, answered with what was accepted.
 //
-// Every thread of this process runs at a lower scheduling priority (the niceness in argv[2]): its main thread, and
+// Once its first sinks are built (below), every thread of this process runs at a lower scheduling priority (the
+// niceness in argv[2]): its main thread, and
 // also V8's collector threads and libuv's pool, which in a worker thread of the gateway would have been the
 // gateway's own, shared with requests. With argv[3] "idle" the threads also take Linux's SCHED_IDLE policy: they run
 // only on a core nothing else wants, and a request's thread waking up takes the core at once. A nice value alone
@@ -122,23 +123,42 @@ async function write(id: number, call: number, lines: string[]): Promise<void> {
   }
 }
 
+/**
+ * The lower priority is taken only once the sinks asked for so far are built. A gateway waits for those builds before
+ * it listens, and on a machine whose cores are all busy a niced, let alone idle-only, process would take long to load
+ * its client libraries, or never get to: the gateway would not start. So the builds run at the gateway's own priority,
+ * and the process says how it runs from then on (`started`) just before it answers the last of them.
+ */
+let buildsInFlight = 0;
+let schedulingSettled = false;
+function settleScheduling(): void {
+  if (schedulingSettled) return;
+  schedulingSettled = true;
+  const niceness = lowerPriority(Number(process.argv[2] ?? 0));
+  post({ type: "started", niceness, idle: process.argv[3] === "idle" && idleScheduling() });
+}
+
 process.on("message", (message: ToExportProcess) => {
   switch (message.type) {
     case "build": {
       const built = buildExporterSinkNow(message.spec);
       sinks.set(message.id, built);
+      buildsInFlight += 1;
+      const answer = (error?: string) => {
+        buildsInFlight -= 1;
+        if (buildsInFlight === 0) settleScheduling();
+        post(
+          error === undefined ? { type: "built", id: message.id } : { type: "built", id: message.id, error },
+        );
+      };
       built.then(
-        () => post({ type: "built", id: message.id }),
-        (error: unknown) =>
-          post({
-            type: "built",
-            id: message.id,
-            error: error instanceof Error ? error.message : String(error),
-          }),
+        () => answer(),
+        (error: unknown) => answer(error instanceof Error ? error.message : String(error)),
       );
       return;
     }
     case "write":
+      if (buildsInFlight === 0) settleScheduling();
       void write(message.id, message.call, message.lines);
       return;
     case "close": {
@@ -160,10 +180,4 @@ process.on("message", (message: ToExportProcess) => {
       return;
     }
   }
-});
-
-post({
-  type: "started",
-  niceness: lowerPriority(Number(process.argv[2] ?? 0)),
-  idle: process.argv[3] === "idle" && idleScheduling(),
 });
