@@ -98,6 +98,12 @@ async function startGateway(
       SVC_AUDIT_FILE: join(dir, `${name}-audit.jsonl`),
       SVC_AUDIT_SPOOL_DIR: spool,
       SVC_AUDIT_FAILING_AFTER_SECONDS: String(FAILING_AFTER_SECONDS),
+      // The test's own traffic keeps the gateway busy enough to hold exports back; at the default 10 s that would
+      // race the 10 s waits for each health state. And on a machine whose cores are busy with other work an idle-only
+      // export process would not run at all within them. Both have their own tests (defer-under-load.test.ts,
+      // export-process.test.ts, export-priority.test.ts); these are about delivery and health.
+      SVC_AUDIT_EXPORT_DEFER_SECONDS: "1",
+      SVC_AUDIT_EXPORT_NICENESS: "0",
       ...(siem ? { AZURE_AUTHORITY_HOST: siem.url, NODE_EXTRA_CA_CERTS: caFile } : {}),
     },
   });

@@ -65,7 +65,13 @@ servers:
     upstream_auth_type: none
 exporters:
 ${exporters}`;
-  const gateway = await startGatewayWithConfig(config(SEARCH_INDEX + OTEL), { SVC_AUDIT_SPOOL_DIR: spool });
+  // Exports held back under the test's traffic for at most 1 s (the default 10 s would race the 10 s waits below), and
+  // at the gateway's priority: on a busy machine an idle-only export process would not run within them.
+  const gateway = await startGatewayWithConfig(config(SEARCH_INDEX + OTEL), {
+    SVC_AUDIT_SPOOL_DIR: spool,
+    SVC_AUDIT_EXPORT_DEFER_SECONDS: "1",
+    SVC_AUDIT_EXPORT_NICENESS: "0",
+  });
   let closed = false;
   cleanup(async () => {
     if (!closed) await gateway.close();

@@ -71,6 +71,10 @@ exporters:
       SVC_CONFIG_POLL_SECONDS: "0",
       SVC_AUDIT_FILE: join(dir, "audit.jsonl"),
       SVC_AUDIT_SPOOL_DIR: spool,
+      // Exports held back under the test's traffic for at most 1 s (the default 10 s would race the waits below), and
+      // at the gateway's priority: on a busy machine an idle-only export process would not run within them.
+      SVC_AUDIT_EXPORT_DEFER_SECONDS: "1",
+      SVC_AUDIT_EXPORT_NICENESS: "0",
     },
   });
   child = gateway.process;
