@@ -22,6 +22,8 @@ export interface SinkStatus {
   state: SinkState;
   backlogEvents: number;
   backlogBytes: number;
+  /** How long events have been waiting without the sink taking any (0 when none wait). */
+  stalledMs: number;
   exported: number;
   failures: number;
   dropped: number;
@@ -129,6 +131,10 @@ export class SinkQueue {
       state: this.#state(),
       backlogEvents: this.#backlog.events,
       backlogBytes: this.#backlog.bytes,
+      stalledMs:
+        this.#backlog.events > 0 && this.#waitingSince !== undefined
+          ? this.#options.now() - this.#waitingSince
+          : 0,
       exported: this.#exported,
       failures: this.#failures,
       dropped: this.#dropped,

@@ -16,6 +16,7 @@ import { enabledExporters } from "../audit/exporters/enabled.ts";
 import {
   EXPORT_BEHIND_FOR_MS,
   EXPORT_CAUGHT_UP_EVENTS,
+  EXPORT_STALLED_BEYOND_DEFERRAL_MS,
   ExportPriority,
 } from "../audit/exporters/export-priority.ts";
 import { ExportProcess } from "../audit/exporters/export-process.ts";
@@ -243,6 +244,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const exportPriority = new ExportPriority(exportProcess, {
     behindForMs: EXPORT_BEHIND_FOR_MS,
     caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
+    stalledAfterMs: settings.auditExportDeferMs + EXPORT_STALLED_BEYOND_DEFERRAL_MS,
     now: Date.now,
     onChange: (idle, reason) =>
       idle

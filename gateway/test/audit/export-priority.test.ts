@@ -18,6 +18,7 @@ function setUp() {
   const priority = new ExportPriority(exports, {
     behindForMs: 30_000,
     caughtUpEvents: 1_000,
+    stalledAfterMs: 15_000,
     now: () => now,
     onChange: (idle, reason) => changes.push([idle, reason]),
   });
@@ -38,6 +39,21 @@ describe("export priority", () => {
 
     expect(priority.idle).toBe(true);
     expect(changes).toEqual([]);
+  });
+
+  test("events waiting with none taken count as lagging however few: on cores busy with other work, exporting gets busy CPU", () => {
+    const { priority, changes, advance } = setUp();
+    // A few events, waiting a little: a partial batch lingering, or a deferral under load.
+    priority.check([sinkStatus("siem:sentinel", "ok", 40, 10_000)]);
+    advance(40_000);
+    priority.check([sinkStatus("siem:sentinel", "ok", 45, 12_000)]);
+    expect(priority.idle).toBe(true);
+    // Nothing taken for the stall limit, for the whole lag limit.
+    priority.check([sinkStatus("siem:sentinel", "ok", 60, 15_000)]);
+    advance(30_000);
+    priority.check([sinkStatus("siem:sentinel", "ok", 90, 45_000)]);
+    expect(priority.idle).toBe(false);
+    expect(changes).toEqual([[false, "siem:sentinel (90 events) behind for 30 s"]]);
   });
 
   test("behind for the whole limit: exporting gets busy CPU; back on idle CPU once every delivering exporter caught up", async () => {
