@@ -147,6 +147,8 @@ async function startOperatorProcess(): Promise<OperatorProcess> {
   await waitFor(() => {
     if (child.exitCode !== null) throw new Error(`svc-operator exited: ${JSON.stringify(logs)}`);
     expect(logs.some((line) => line.msg === "control-plane API listening")).toBe(true);
+    // Logged on its own schedule, not always before the control-plane API: the health URL is in this one.
+    expect(logs.some((line) => line.msg === "operator started")).toBe(true);
   });
   const started = logs.find((line) => line.msg === "operator started");
   return {
