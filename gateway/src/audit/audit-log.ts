@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { type AuditEventInput, type ChainedAuditEvent, completeEvent } from "./audit-event.ts";
 import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
-import { eventJson } from "./event-json.ts";
+import { eventsText } from "./event-json.ts";
 import { FailureAggregator, type FailureAggregatorOptions, type FailureEvent } from "./failure-aggregator.ts";
 import { HashChain } from "./hash-chain.ts";
 import { type Backlog, MemoryBacklog } from "./memory-backlog.ts";
@@ -262,8 +262,7 @@ export function streamSink(stream: NodeJS.WritableStream = process.stdout, name 
     name,
     write: (batch) =>
       new Promise<void>((resolve, reject) => {
-        const text = batch.map((event) => `${eventJson(event)}\n`).join("");
-        stream.write(text, (error) => (error ? reject(error) : resolve()));
+        stream.write(eventsText(batch), (error) => (error ? reject(error) : resolve()));
       }),
   };
 }

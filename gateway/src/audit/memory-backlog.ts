@@ -3,11 +3,18 @@
 // that did not fit as dropped.
 import type { ChainedAuditEvent } from "./audit-event.ts";
 
-export interface BacklogBatch {
-  events: ChainedAuditEvent[];
-  /** Entries consumed by this batch (a spool may also skip unreadable lines). */
-  lines: number;
-}
+/**
+ * A batch read from a backlog: the events themselves (in memory), or their JSON lines as a spool holds them, which a
+ * sink that takes lines sends on as they are and any other parses (event-json.ts, parsedLines).
+ */
+export type BacklogBatch =
+  | { events: ChainedAuditEvent[]; text?: undefined; lines: number }
+  | {
+      /** `lines` events' JSON, each ending in a newline. */
+      text: Buffer;
+      events?: undefined;
+      lines: number;
+    };
 
 /** What a sink's queue reads from: this in-memory list, or the on-disk Spool. */
 export interface Backlog<Batch extends BacklogBatch = BacklogBatch> {

@@ -11,6 +11,12 @@ export interface AuditSink {
    * any error, meaning: retry the whole batch) when some or all of it was not.
    */
   write(batch: readonly ChainedAuditEvent[]): Promise<void>;
+  /**
+   * Delivers `lines` events given as their JSON lines, as a spool holds them (each ending in a newline), without the
+   * caller parsing them: for a sink that sends them on as text (the export process). Fails like `write`; a
+   * SinkWriteError's `remaining` holds the events still to deliver. Without it, spooled batches are parsed for `write`.
+   */
+  writeLines?(text: Buffer, lines: number): Promise<void>;
   /** Flushes and releases what the sink holds (clients, sockets, files) when it is removed or the gateway stops. */
   close?(): Promise<void>;
 }

@@ -27,8 +27,8 @@ import {
 } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
-import { eventJson, parsedEvent } from "./event-json.ts";
-import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
+import { eventsText } from "./event-json.ts";
+import type { Backlog } from "./memory-backlog.ts";
 
 export interface SpoolOptions {
   /** This sink's own directory (created 0700 if missing). */
@@ -45,8 +45,14 @@ interface Position {
   offset: number;
 }
 
-/** A batch read from the cursor; `ack` it once the sink accepted every event of it. */
-export interface SpoolBatch extends BacklogBatch {
+/**
+ * A batch read from the cursor: the lines as written, not parsed (the export process parses them, off the gateway's
+ * thread); `ack` it once the sink accepted every event of it.
+ */
+export interface SpoolBatch {
+  text: Buffer;
+  events?: undefined;
+  lines: number;
   end: Position;
   bytes: number;
 }
@@ -65,41 +71,36 @@ const CURSOR_SAVE_EVERY_MS = 1000;
 /** Appends this close together share one write (see append). */
 const GROUP_COMMIT_MS = 10;
 
-/** Recently appended events kept in memory, so a sink that keeps up never reads (and parses) its spool back. */
-const RECENT_MAX = 20_000;
+/**
+ * Bytes of recent appends kept in memory, so a sink that keeps up never reads its spool back. Kept as the written
+ * bytes, not the events: outside V8's heap, they cost the garbage collector nothing while exports wait (a busy
+ * gateway holds them back, defer-under-load.ts), where as many retained event objects were copied by every
+ * collection. The buffers are the appended batches' own, shared by every spool that took them.
+ */
+const RECENT_MAX_BYTES = 16 << 20;
 
-interface Encoded {
-  buffer: Buffer;
-  /** Byte length of each event's line. */
-  lengths: number[];
-}
-
-/** One serialisation per batch even when several spooled sinks take it. */
-const encodedBatches = new WeakMap<readonly ChainedAuditEvent[], Encoded>();
-function encode(events: readonly ChainedAuditEvent[]): Encoded {
+/** One serialisation per batch even when several spooled sinks take it (and one buffer, which they share). */
+const encodedBatches = new WeakMap<readonly ChainedAuditEvent[], Buffer>();
+function encode(events: readonly ChainedAuditEvent[]): Buffer {
   let encoded = encodedBatches.get(events);
   if (encoded === undefined) {
-    const lines = events.map((event) => `${eventJson(event)}\n`);
-    encoded = { buffer: Buffer.from(lines.join("")), lengths: lines.map((line) => Buffer.byteLength(line)) };
+    encoded = eventsText(events);
     encodedBatches.set(events, encoded);
   }
   return encoded;
 }
 
-/** An append waiting for the next write: the events taken (from the start) and their lines. */
+/** An append waiting for the next write: how many events it took (from the start) and their lines. */
 interface QueuedAppend {
-  events: readonly ChainedAuditEvent[];
   taken: number;
   buffer: Buffer;
-  lengths: number[];
 }
 
-/** An appended event and where its line is. */
-interface RecentEvent {
-  event: ChainedAuditEvent;
+/** Written bytes (whole lines) and where they are. */
+interface WrittenChunk {
   segment: number;
   start: number;
-  end: number;
+  buffer: Buffer;
 }
 
 export class Spool implements Backlog<SpoolBatch> {
@@ -133,10 +134,11 @@ export class Spool implements Backlog<SpoolBatch> {
   #pendingEvents = 0;
   #pendingBytes = 0;
   /**
-   * The last appended events (at most RECENT_MAX), always running up to the end of what is written: when the cursor
-   * is at the first of them, read() serves them from here instead of the disk.
+   * The last written chunks (at most RECENT_MAX_BYTES), in file order, always running up to the end of what is
+   * written: when the cursor is inside them, read() serves from here instead of the disk.
    */
-  #recent: RecentEvent[] = [];
+  #recent: WrittenChunk[] = [];
+  #recentBytes = 0;
 
   /** `after`: a previous user of the same directory (a sink being replaced) that must let go first. */
   constructor(options: SpoolOptions, after: Promise<unknown> = Promise.resolve()) {
@@ -186,15 +188,16 @@ export class Spool implements Backlog<SpoolBatch> {
   append(events: readonly ChainedAuditEvent[]): number {
     if (this.#closed || events.length === 0) return 0;
     const room = this.#maxBytes - this.#bytes - this.#pendingBytes;
-    const encoded = encode(events);
-    let buffer = encoded.buffer;
+    let buffer = encode(events);
     let taken = events.length;
     if (buffer.length > room) {
+      // The whole lines that fit.
       taken = 0;
       let size = 0;
-      for (const length of encoded.lengths) {
-        if (size + length > room) break;
-        size += length;
+      for (;;) {
+        const end = buffer.indexOf(10, size) + 1;
+        if (end === 0 || end > room) break;
+        size = end;
         taken += 1;
       }
       if (taken === 0) return 0;
@@ -202,7 +205,7 @@ export class Spool implements Backlog<SpoolBatch> {
     }
     this.#pendingEvents += taken;
     this.#pendingBytes += buffer.length;
-    this.#queued.push({ events, taken, buffer, lengths: encoded.lengths });
+    this.#queued.push({ taken, buffer });
     // Group commit: appends within GROUP_COMMIT_MS go out in one write(). The gateway hands each background flush
     // (a handful of events under load) to every exporter's spool, and one write per flush per exporter, each a
     // syscall on the thread pool plus a promise, was the largest CPU cost of exporting. The queue lingers far longer
@@ -227,30 +230,22 @@ export class Spool implements Backlog<SpoolBatch> {
     const bytes = parts.reduce((sum, part) => sum + part.buffer.length, 0);
     try {
       if (this.#openError !== undefined) return;
-      const at = await this.#write(
-        parts.length === 1
-          ? (parts[0] as QueuedAppend).buffer
-          : Buffer.concat(
-              parts.map((part) => part.buffer),
-              bytes,
-            ),
-      );
+      const buffers = parts.map((part) => part.buffer);
+      const at = await this.#write(buffers, bytes);
       this.#events += events;
       this.#bytes += bytes;
-      let offset = at.offset;
-      for (const part of parts) {
-        for (let i = 0; i < part.taken; i++) {
-          const end = offset + (part.lengths[i] as number);
-          this.#recent.push({
-            event: part.events[i] as ChainedAuditEvent,
-            segment: at.segment,
-            start: offset,
-            end,
-          });
-          offset = end;
-        }
+      let start = at.offset;
+      for (const buffer of buffers) {
+        this.#recent.push({ segment: at.segment, start, buffer });
+        this.#recentBytes += buffer.length;
+        start += buffer.length;
       }
-      if (this.#recent.length > RECENT_MAX) this.#recent.splice(0, this.#recent.length - RECENT_MAX);
+      let drop = 0;
+      while (this.#recentBytes > RECENT_MAX_BYTES && drop < this.#recent.length) {
+        this.#recentBytes -= (this.#recent[drop] as WrittenChunk).buffer.length;
+        drop += 1;
+      }
+      if (drop > 0) this.#recent.splice(0, drop);
     } catch (error) {
       this.#options.onError?.(error);
     } finally {
@@ -262,37 +257,59 @@ export class Spool implements Backlog<SpoolBatch> {
 
   /** Up to `max` events from the cursor, in order; none when nothing written is waiting. */
   async read(max: number): Promise<SpoolBatch> {
-    const first = this.#recent[0];
-    if (
-      first !== undefined &&
-      first.segment === this.#cursor.segment &&
-      first.start === this.#cursor.offset
-    ) {
-      let count = 0;
-      while (count < max && count < this.#recent.length && this.#recent[count]?.segment === first.segment)
-        count++;
-      const last = this.#recent[count - 1] as RecentEvent;
-      return {
-        events: this.#recent.slice(0, count).map((recent) => recent.event),
-        end: { segment: last.segment, offset: last.end },
-        bytes: last.end - first.start,
-        lines: count,
-      };
-    }
+    const recent = this.#readRecent(max);
+    if (recent !== undefined) return recent;
     let position = { ...this.#cursor };
     for (;;) {
       const size = this.#sizes.get(position.segment);
       if (size !== undefined && position.offset < size) {
-        const { events, bytes, lines } = await this.#readLines(position, size, max);
-        if (lines > 0) return { events, end: { ...position, offset: position.offset + bytes }, bytes, lines };
+        const { text, lines } = await this.#readLines(position, size, max);
+        if (lines > 0)
+          return {
+            text,
+            end: { ...position, offset: position.offset + text.length },
+            bytes: text.length,
+            lines,
+          };
       }
       // Nothing (complete) left in this segment: move on only when it is finished, i.e. not the one being written.
       const next = [...this.#sizes.keys()].filter((s) => s > position.segment).sort((a, b) => a - b)[0];
       if (position.segment >= this.#writeSegment || next === undefined) {
-        return { events: [], end: this.#cursor, bytes: 0, lines: 0 };
+        return { text: Buffer.alloc(0), end: this.#cursor, bytes: 0, lines: 0 };
       }
       position = { segment: next, offset: 0 };
     }
+  }
+
+  /** Up to `max` lines from the cursor out of the recent chunks; undefined when the cursor is not inside them. */
+  #readRecent(max: number): SpoolBatch | undefined {
+    const { segment, offset } = this.#cursor;
+    let index = this.#recent.findIndex(
+      (chunk) =>
+        chunk.segment === segment && chunk.start <= offset && offset < chunk.start + chunk.buffer.length,
+    );
+    if (index === -1) return undefined;
+    const pieces: Buffer[] = [];
+    let lines = 0;
+    let end = offset;
+    // Chunks of one segment follow each other in the file; the batch stops at the segment's end, as on disk.
+    for (; index < this.#recent.length && lines < max; index++) {
+      const chunk = this.#recent[index] as WrittenChunk;
+      if (chunk.segment !== segment || (chunk.start !== end && pieces.length > 0)) break;
+      const from = end - chunk.start;
+      let at = from;
+      // A chunk holds whole lines: each ends in a newline.
+      while (lines < max && at < chunk.buffer.length) {
+        const newline = chunk.buffer.indexOf(10, at);
+        if (newline === -1) break;
+        at = newline + 1;
+        lines += 1;
+      }
+      pieces.push(chunk.buffer.subarray(from, at));
+      end = chunk.start + at;
+    }
+    const text = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+    return { text, end: { segment, offset: end }, bytes: end - offset, lines };
   }
 
   /** The sink accepted the batch: the cursor moves past it (saved to disk) and finished segments are deleted. */
@@ -310,11 +327,12 @@ export class Spool implements Backlog<SpoolBatch> {
       this.#cursor = { segment: next ?? this.#writeSegment, offset: 0 };
     }
     let done = 0;
-    for (const recent of this.#recent) {
+    for (const chunk of this.#recent) {
       const behind =
-        recent.segment < this.#cursor.segment ||
-        (recent.segment === this.#cursor.segment && recent.start < this.#cursor.offset);
+        chunk.segment < this.#cursor.segment ||
+        (chunk.segment === this.#cursor.segment && chunk.start + chunk.buffer.length <= this.#cursor.offset);
       if (!behind) break;
+      this.#recentBytes -= chunk.buffer.length;
       done += 1;
     }
     if (done > 0) this.#recent.splice(0, done);
@@ -425,19 +443,23 @@ export class Spool implements Backlog<SpoolBatch> {
     this.#sizes.set(segment, (await stat(join(this.dir, segmentName(segment)))).size);
   }
 
-  /** Appends to the current segment (starting a new one when it is full); returns where the bytes went. */
-  async #write(buffer: Buffer): Promise<Position> {
+  /** Appends the buffers, in one write, to the current segment (starting a new one when it is full); returns where they went. */
+  async #write(buffers: Buffer[], length: number): Promise<Position> {
     if ((this.#sizes.get(this.#writeSegment) ?? 0) >= this.#segmentBytes) {
       await this.#startSegment(this.#writeSegment + 1);
     }
     const at = { segment: this.#writeSegment, offset: this.#sizes.get(this.#writeSegment) ?? 0 };
     const writer = this.#writer as FileHandle;
-    let written = 0;
-    while (written < buffer.length) {
-      const { bytesWritten } = await writer.write(buffer, written, buffer.length - written);
-      written += bytesWritten;
+    let { bytesWritten: written } = await writer.writev(buffers);
+    if (written < length) {
+      // A short write (rare on a file): the rest, from where it stopped.
+      const rest = Buffer.concat(buffers, length);
+      while (written < length) {
+        const { bytesWritten } = await writer.write(rest, written, length - written);
+        written += bytesWritten;
+      }
     }
-    this.#sizes.set(this.#writeSegment, (this.#sizes.get(this.#writeSegment) ?? 0) + buffer.length);
+    this.#sizes.set(this.#writeSegment, (this.#sizes.get(this.#writeSegment) ?? 0) + length);
     this.#dirty = true;
     this.#fsyncTimer ??= setTimeout(() => {
       this.#fsyncTimer = undefined;
@@ -450,11 +472,7 @@ export class Spool implements Backlog<SpoolBatch> {
     return at;
   }
 
-  async #readLines(
-    position: Position,
-    size: number,
-    max: number,
-  ): Promise<{ events: ChainedAuditEvent[]; bytes: number; lines: number }> {
+  async #readLines(position: Position, size: number, max: number): Promise<{ text: Buffer; lines: number }> {
     if (this.#reader?.segment !== position.segment) {
       await this.#reader?.handle.close().catch(() => {});
       this.#reader = {
@@ -468,23 +486,15 @@ export class Spool implements Backlog<SpoolBatch> {
       const buffer = Buffer.allocUnsafe(length);
       const { bytesRead } = await this.#reader.handle.read(buffer, 0, length, position.offset);
       const chunk = buffer.subarray(0, bytesRead);
-      const events: ChainedAuditEvent[] = [];
       let start = 0;
       let lines = 0;
       while (lines < max) {
         const newline = chunk.indexOf(10, start);
         if (newline === -1) break;
-        const line = chunk.toString("utf8", start, newline);
         start = newline + 1;
         lines += 1;
-        // A line that does not parse cannot be delivered by any retry: skipped, so it cannot block the sink forever.
-        try {
-          events.push(parsedEvent(line));
-        } catch (error) {
-          this.#options.onError?.(new Error(`unreadable line skipped in ${this.dir}`, { cause: error }));
-        }
       }
-      if (start > 0 || length >= available) return { events, bytes: start, lines };
+      if (start > 0 || length >= available) return { text: chunk.subarray(0, start), lines };
       length = Math.min(length * 2, available);
     }
   }

@@ -227,6 +227,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     idle: exportOnIdleCpu,
     onStopped: (reason) =>
       logger.error("the audit export process stopped; the next export starts a new one", { reason }),
+    onUnreadable: (sink, lines) =>
+      logger.error(
+        "unreadable lines in an exporter's audit spool were skipped: no retry could deliver them",
+        {
+          sink,
+          lines,
+        },
+      ),
     onStarted: (niceness, idle) => {
       if (niceness === undefined)
         logger.warn(

@@ -92,6 +92,33 @@ describe("the export process", () => {
     expect((refused as SinkWriteError).remaining).toEqual([batch[1]]);
   });
 
+  test("a spool's lines go as they are: one that does not parse is skipped and reported, what was not accepted comes back as events", async () => {
+    const es = await SearchIndexReceiver.start();
+    open.push(es);
+    const unreadable: Array<[string, number]> = [];
+    const exports = new ExportProcess({
+      niceness: 0,
+      onUnreadable: (sink, lines) => unreadable.push([sink, lines]),
+    });
+    open.push(exports);
+    const sink = exports.sink(searchIndex({ url: es.url }));
+    const batch = events(3);
+    const line = (event: ChainedAuditEvent) => `${JSON.stringify(event)}\n`;
+    const text = Buffer.from(
+      `${line(batch[0] as ChainedAuditEvent)}{"torn":\n${batch.slice(1).map(line).join("")}`,
+    );
+
+    await sink.writeLines?.(text, 4);
+    expect(es.received).toEqual(batch);
+    expect(unreadable).toEqual([["search_index:es", 1]]);
+
+    // The receiver refuses the third event it gets (the fourth line) for now: that event alone is to retry.
+    es.failItemsNext((_, position) => (position === 2 ? 503 : undefined));
+    const retry = await sink.writeLines?.(text, 4).catch((error: unknown) => error);
+    expect(retry).toBeInstanceOf(SinkWriteError);
+    expect((retry as SinkWriteError).remaining).toEqual([batch[2]]);
+  });
+
   test("an exporter whose settings cannot make a client fails built(), naming it", async () => {
     const exports = exportProcess();
     exports.sink(searchIndex({ cloud_id: "no-colon-here" }));
@@ -104,11 +131,11 @@ describe("the export process", () => {
     const exports = exportProcess(0, 48);
     const sink = exports.sink(searchIndex({ url: es.url }));
     await sink.write(events(1));
-    // Far more than the child's heap bound: V8 ends the process (out of memory).
-    const huge = Array.from({ length: 8 }, () => ({
-      ...(events(1)[0] as ChainedAuditEvent),
-      reason: "x".repeat(16 << 20),
-    }));
+    // Parsed in the child, far more than its heap bound (a million and a half small arrays, 6 MB of JSON): V8 ends
+    // the process (out of memory).
+    const huge = [
+      { ...(events(1)[0] as ChainedAuditEvent), extra: Array.from({ length: 1_500_000 }, () => [0]) },
+    ];
 
     const failed = await sink.write(huge).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(SinkWriteError);

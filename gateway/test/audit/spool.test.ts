@@ -2,7 +2,7 @@
 // bounded by its byte cap (drops counted, recorded and reported), and only cut after the sink accepted a batch.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -10,9 +10,13 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import type { ChainedAuditEvent } from "../../src/audit/audit-event.ts";
 import { AuditLog, type AuditLogOptions } from "../../src/audit/audit-log.ts";
+import { parsedLines } from "../../src/audit/event-json.ts";
 import { Spool } from "../../src/audit/spool.ts";
 import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 
+const fail = (error: unknown) => {
+  throw error;
+};
 const CHILD = fileURLToPath(new URL("./support/spooling-child.ts", import.meta.url));
 
 const dirs: string[] = [];
@@ -210,14 +214,14 @@ test("appends that share a group commit keep their order, and close() writes the
   await reopened.ready();
   const batch = await reopened.read(100);
   await reopened.close();
-  expect(seqs(batch.events)).toEqual(range(0, 50));
+  expect(seqs(parsedLines(batch.text, fail))).toEqual(range(0, 50));
 });
 
 test("the cursor is saved on close and within a second of an ack; a spool left without close replays from the saved cursor", async () => {
   const dir = await spoolDir();
   const event = (seq: number) =>
     ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
-  const replay = async (spool: Spool) => seqs((await spool.read(1000)).events);
+  const replay = async (spool: Spool) => seqs(parsedLines((await spool.read(1000)).text, fail));
   /** What a start after a crash now (no close) would send first. */
   const replayAfterCrash = async () => {
     const crashed = new Spool({ dir, maxBytes: 1 << 20 });
@@ -243,4 +247,75 @@ test("the cursor is saved on close and within a second of an ack; a spool left w
   await reopened.ready();
   expect(await replay(reopened)).toEqual(range(16, 20));
   await reopened.close();
+});
+
+test("a batch read back is the lines as written: across appends, up to the batch size, from memory or from disk alike", async () => {
+  const dir = await spoolDir();
+  const event = (seq: number) =>
+    ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
+  const spool = new Spool({ dir, maxBytes: 1 << 20 });
+  await spool.ready();
+  // Three separate writes (each waits for the one before): a batch may span them.
+  for (const [from, to] of [
+    [0, 3],
+    [3, 4],
+    [4, 9],
+  ] as const) {
+    spool.append(range(from, to).map(event));
+    await waitFor(() => expect(spool.pendingEvents).toBe(0));
+  }
+  const segments = (await readdir(dir)).filter((name) => name.endsWith(".jsonl"));
+  expect(segments.length).toBe(1);
+  const written = await readFile(join(dir, segments[0] as string));
+  const texts: string[] = [];
+  for (;;) {
+    const batch = await spool.read(4);
+    if (batch.lines === 0) break;
+    expect(batch.text.toString().split("\n").length - 1).toBe(batch.lines);
+    texts.push(batch.text.toString());
+    await spool.ack(batch);
+  }
+  expect(texts.map((text) => seqs(parsedLines(Buffer.from(text), fail)))).toEqual([
+    [0, 1, 2, 3],
+    [4, 5, 6, 7],
+    [8],
+  ]);
+  expect(texts.join("")).toBe(written.toString());
+  expect(spool.events).toBe(0);
+  await spool.close();
+
+  // The same lines read from disk by a new spool (nothing in its memory): batches of the same text.
+  await rm(join(dir, "cursor.json"));
+  const reopened = new Spool({ dir, maxBytes: 1 << 20 });
+  await reopened.ready();
+  const again: string[] = [];
+  for (;;) {
+    const batch = await reopened.read(4);
+    if (batch.lines === 0) break;
+    again.push(batch.text.toString());
+    await reopened.ack(batch);
+  }
+  await reopened.close();
+  expect(again).toEqual(texts);
+});
+
+test("a line in the spool that does not parse is skipped and reported; the events around it are delivered", async () => {
+  const dir = await spoolDir();
+  const sinkDir = join(dir, "otel%3Acollector");
+  const event = (seq: number) =>
+    JSON.stringify({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" });
+  await mkdir(sinkDir, { recursive: true });
+  await writeFile(join(sinkDir, "000000000001.jsonl"), `${event(0)}\n{"torn": \n${event(1)}\n`);
+  const errors: string[] = [];
+  const up = new TestSink("otel:collector");
+  const log = auditLog({
+    sinks: [up],
+    spool: { dir, maxBytes: 1 << 20 },
+    onSinkError: (error) => errors.push((error as Error).message),
+  });
+  await log.drain();
+  expect(up.received.filter((received) => received.instance === "i").map((received) => received.seq)).toEqual(
+    [0, 1],
+  );
+  expect(errors).toEqual(["an unreadable line in the spool of sink otel:collector was skipped"]);
 });

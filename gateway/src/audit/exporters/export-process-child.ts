@@ -17,20 +17,21 @@ import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import type { ChainedAuditEvent } from "../audit-event.ts";
-import { parsedEvent } from "../event-json.ts";
+import { parsedEvent, textLines } from "../event-json.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
 import { buildExporterSinkNow, type ExporterSpec } from "./index.ts";
 
 export type ToExportProcess =
   | { type: "build"; id: number; spec: ExporterSpec }
-  /** `lines`: each event's JSON text, as the spool holds it. */
-  | { type: "write"; id: number; call: number; lines: string[] }
+  /** `text`: the events' JSON lines, each ending in a newline, as the spool holds them. */
+  | { type: "write"; id: number; call: number; text: Uint8Array }
   | { type: "close"; id: number; call: number };
 
 export type FromExportProcess =
   | { type: "started"; niceness: number | undefined; idle: boolean }
   | { type: "built"; id: number; error?: string }
-  | { type: "done"; call: number }
+  /** `unreadable`: lines of the batch that did not parse, skipped (no retry could deliver them). */
+  | { type: "done"; call: number; unreadable?: number }
   | {
       type: "failed";
       call: number;
@@ -97,19 +98,27 @@ function eventOf(line: string): ChainedAuditEvent {
   return event;
 }
 
-async function write(id: number, call: number, lines: string[]): Promise<void> {
+async function write(id: number, call: number, text: Uint8Array): Promise<void> {
   const sink = sinks.get(id);
-  let batch: ChainedAuditEvent[] = [];
+  /** Each event of the batch and the position of its line. */
+  const positions = new Map<ChainedAuditEvent, number>();
   try {
     if (sink === undefined) throw new Error(`export process: no sink ${id}`);
-    batch = lines.map(eventOf);
-    await (await sink).write(batch);
-    post({ type: "done", call });
+    const lines = textLines(text);
+    for (let at = 0; at < lines.length; at++) {
+      try {
+        positions.set(eventOf(lines[at] as string), at);
+      } catch {
+        // Skipped below, and counted in the answer.
+      }
+    }
+    const unreadable = lines.length - positions.size;
+    if (positions.size > 0) await (await sink).write([...positions.keys()]);
+    post(unreadable > 0 ? { type: "done", call, unreadable } : { type: "done", call });
   } catch (error) {
     const failure = error instanceof SinkWriteError ? error : undefined;
     let remaining: number[] | undefined;
     if (failure?.remaining !== undefined) {
-      const positions = new Map(batch.map((event, position) => [event, position]));
       remaining = failure.remaining.map((event) => positions.get(event) ?? -1).filter((at) => at >= 0);
     }
     post({
@@ -159,7 +168,7 @@ process.on("message", (message: ToExportProcess) => {
     }
     case "write":
       if (buildsInFlight === 0) settleScheduling();
-      void write(message.id, message.call, message.lines);
+      void write(message.id, message.call, message.text);
       return;
     case "close": {
       const sink = sinks.get(message.id);

@@ -16,7 +16,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { ChainedAuditEvent } from "../audit-event.ts";
-import { eventJson } from "../event-json.ts";
+import { eventsText, parsedEvent, textLines } from "../event-json.ts";
 import { type AuditSink, SinkWriteError } from "../sink.ts";
 import type { FromExportProcess, ToExportProcess } from "./export-process-child.ts";
 import type { ExporterSpec } from "./index.ts";
@@ -24,8 +24,10 @@ import type { ExporterSpec } from "./index.ts";
 interface PendingCall {
   resolve: () => void;
   reject: (error: unknown) => void;
-  /** The batch of a write, to name the events the child says are still to deliver. */
-  batch: readonly ChainedAuditEvent[] | undefined;
+  /** The batch of a write (events, or a spool's lines), to name the events the child says are still to deliver. */
+  batch: readonly ChainedAuditEvent[] | Buffer | undefined;
+  /** The sink's name, to report what the child could not read. */
+  sink: string;
 }
 
 export interface ExportProcessOptions {
@@ -33,6 +35,8 @@ export interface ExportProcessOptions {
   niceness: number;
   /** Told when the process stops unexpectedly (its writes in flight are retried by their queues). */
   onStopped?: (reason: string) => void;
+  /** Told when lines of a sink's batch did not parse in the child and were skipped (a damaged spool). */
+  onUnreadable?: (sink: string, lines: number) => void;
   /**
    * Run the child under SCHED_IDLE (only on otherwise idle cores) as well as niced; default false. `setIdle` changes
    * it later.
@@ -107,10 +111,12 @@ export class ExportProcess {
       write: (batch) =>
         batch.length === 0
           ? Promise.resolve()
-          : this.#call((call) => ({ type: "write", id, call, lines: batch.map(eventJson) }), batch),
+          : this.#call(spec.name, (call) => ({ type: "write", id, call, text: eventsText(batch) }), batch),
+      // A spool's lines go as they are, parsed only in the child.
+      writeLines: (text) => this.#call(spec.name, (call) => ({ type: "write", id, call, text }), text),
       close: async () => {
         if (!this.#specs.delete(id) || this.#child === undefined) return;
-        await this.#call((call) => ({ type: "close", id, call }), undefined).catch(() => {});
+        await this.#call(spec.name, (call) => ({ type: "close", id, call }), undefined).catch(() => {});
       },
     };
   }
@@ -160,12 +166,13 @@ export class ExportProcess {
   }
 
   #call(
+    sink: string,
     message: (call: number) => ToExportProcess,
-    batch: readonly ChainedAuditEvent[] | undefined,
+    batch: PendingCall["batch"],
   ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const call = this.#nextCall++;
-      this.#calls.set(call, { resolve, reject, batch });
+      this.#calls.set(call, { resolve, reject, batch, sink });
       try {
         const child = this.#started();
         this.#keepAliveWhileWaiting();
@@ -240,13 +247,14 @@ export class ExportProcess {
         this.#calls.delete(message.call);
         this.#keepAliveWhileWaiting();
         if (message.type === "done") {
+          if (message.unreadable !== undefined)
+            this.#options.onUnreadable?.(pending.sink, message.unreadable);
           pending.resolve();
           return;
         }
-        const batch = pending.batch ?? [];
         pending.reject(
           new SinkWriteError(message.message, {
-            remaining: message.remaining?.map((at) => batch[at] as ChainedAuditEvent),
+            remaining: remainingEvents(pending.batch, message.remaining),
             retryAfterMs: message.retryAfterMs,
             permanent: message.permanent,
           }),
@@ -270,4 +278,16 @@ export class ExportProcess {
     for (const build of this.#building.values()) build.settle();
     this.#building.clear();
   }
+}
+
+/** The events at `positions` of a batch (a spool's lines are parsed here: only these, and only after a failure). */
+function remainingEvents(
+  batch: readonly ChainedAuditEvent[] | Buffer | undefined,
+  positions: number[] | undefined,
+): ChainedAuditEvent[] | undefined {
+  if (positions === undefined || batch === undefined) return undefined;
+  if (!Buffer.isBuffer(batch)) return positions.map((at) => batch[at] as ChainedAuditEvent);
+  const lines = textLines(batch);
+  // The child answered positions of lines it parsed, so these parse here too.
+  return positions.map((at) => parsedEvent(lines[at] as string));
 }
