@@ -6,20 +6,7 @@ import { hostname } from "node:os";
 import { getRequestListener } from "@hono/node-server";
 import { AuditLog } from "../audit/audit-log.ts";
 import { auditTargetFrom } from "../audit/audit-target.ts";
-import {
-  DeferUnderLoad,
-  EXPORT_BUSY_UTILIZATION,
-  EXPORT_GATE_SAMPLE_MS,
-  EXPORT_IDLE_UTILIZATION,
-} from "../audit/defer-under-load.ts";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
-import {
-  EXPORT_BEHIND_FOR_MS,
-  EXPORT_CAUGHT_UP_EVENTS,
-  EXPORT_STALLED_BEYOND_DEFERRAL_MS,
-  ExportPriority,
-} from "../audit/exporters/export-priority.ts";
-import { ExportProcess } from "../audit/exporters/export-process.ts";
 import { ExporterSinks } from "../audit/exporters/index.ts";
 import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
@@ -56,6 +43,7 @@ import { ConfigReloader } from "./config-reloader.ts";
 import type { ConfigSource } from "./config-source.ts";
 import { fileConfigSource } from "./config-watcher.ts";
 import { ConnectionDrain, IDLE_CONNECTION_GRACE_MS } from "./connection-drain.ts";
+import { ExportScheduling } from "./export-scheduling.ts";
 import { type HealthInputs, healthAnswer, healthLevel, readinessAnswer } from "./health.ts";
 import { plainMcpServer, serveMcpRequest } from "./mcp-route.ts";
 import { buildOAuthServer } from "./oauth-server-setup.ts";
@@ -182,33 +170,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const host = options.host ?? "127.0.0.1";
   refuseRemoteAnonymousAccess(settings, host);
   const auditTarget = auditTargetFrom(env);
-  // Exports wait in their spools while requests keep the event loop busy, for at most SVC_AUDIT_EXPORT_DEFER_SECONDS.
-  let lastUtilization = performance.eventLoopUtilization();
-  const exportGate = new DeferUnderLoad({
-    busyUtilization: EXPORT_BUSY_UTILIZATION,
-    idleUtilization: EXPORT_IDLE_UTILIZATION,
-    maxDeferMs: settings.auditExportDeferMs,
-    caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
-    now: Date.now,
-    utilization: () => {
-      const current = performance.eventLoopUtilization();
-      const since = performance.eventLoopUtilization(current, lastUtilization);
-      lastUtilization = current;
-      return since.utilization;
-    },
-    onResumed: (deferredMs, forced) =>
-      logger.debug(
-        forced
-          ? "audit exports waited their longest under load: delivering until caught up"
-          : "audit exports resume: the load dropped",
-        { deferred_ms: deferredMs },
-      ),
-  });
+  const auditExports = new ExportScheduling(settings, logger);
   const audit = new AuditLog({
     gateway: env.SVC_GATEWAY_NAME?.trim() || hostname(),
     sinks: [auditTarget.sink],
     spool: { dir: settings.auditSpoolDir, maxBytes: settings.auditSpoolMaxBytes },
-    exportGate,
+    exportGate: auditExports.gate,
     failingLimitMs: settings.auditFailingAfterMs,
     onSinkError: (error, sink) =>
       logger.error("audit sink delivery failed; its queue retries", { sink, error }),
@@ -218,72 +185,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         { sink, count, spool_dir: settings.auditSpoolDir },
       ),
   });
-  // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload. Their sinks run in
-  // the export process, at a lower priority than serving requests (export-process.ts).
-  // Niceness 0 asks for exporting at the same priority as requests: then not on idle CPU only either.
-  const exportOnIdleCpu = settings.auditExportNiceness > 0;
-  const exportProcess = new ExportProcess({
-    niceness: settings.auditExportNiceness,
-    idle: exportOnIdleCpu,
-    onStopped: (reason) =>
-      logger.error("the audit export process stopped; the next export starts a new one", { reason }),
-    onUnreadable: (sink, lines) =>
-      logger.error(
-        "unreadable lines in an exporter's audit spool were skipped: no retry could deliver them",
-        {
-          sink,
-          lines,
-        },
-      ),
-    onStarted: (niceness, idle) => {
-      if (niceness === undefined)
-        logger.warn(
-          "the audit export process runs at normal priority: it could not lower its own (not Linux, or refused)",
-          { wanted: settings.auditExportNiceness },
-        );
-      else if (exportPriority.idle && exportOnIdleCpu && !idle)
-        logger.warn(
-          "the audit export process could not take idle-only scheduling (SCHED_IDLE, set with util-linux's chrt); it runs niced only",
-          { niceness },
-        );
-      else logger.info("audit export process started", { niceness, idle_cpu_only: idle });
-    },
-  });
-  const exportPriority = new ExportPriority(exportProcess, {
-    behindForMs: EXPORT_BEHIND_FOR_MS,
-    caughtUpEvents: EXPORT_CAUGHT_UP_EVENTS,
-    stalledAfterMs: settings.auditExportDeferMs + EXPORT_STALLED_BEYOND_DEFERRAL_MS,
-    now: Date.now,
-    onChange: (idle, reason) =>
-      idle
-        ? logger.info("audit exporters caught up: the export process runs on idle CPU only again", { reason })
-        : logger.warn(
-            "audit exporters stay behind under load: the export process now gets a share of busy CPU, at its niceness",
-            { reason, niceness: settings.auditExportNiceness },
-          ),
-  });
-  const exportPriorityTimer = setInterval(() => {
-    if (!exportOnIdleCpu) return;
-    const names = exportProcess.sinkNames();
-    // No exporter, nothing to weigh: the audit log's status is not even asked for.
-    if (names.size === 0) return;
-    exportPriority.check(audit.sinkStatus().filter((status) => names.has(status.name)));
-  }, 1000);
-  exportPriorityTimer.unref();
-  const exportGateTimer = setInterval(() => {
-    const names = exportProcess.sinkNames();
-    if (names.size === 0) return;
-    exportGate.check(() => audit.sinkStatus().filter((status) => names.has(status.name)));
-  }, EXPORT_GATE_SAMPLE_MS);
-  exportGateTimer.unref();
-  const exporterSinks = new ExporterSinks((spec) => exportProcess.sink(spec));
+  auditExports.watch(() => audit.sinkStatus());
+  // Exporters come from the configuration: added once it has loaded, and rebuilt on every reload.
+  const exporterSinks = new ExporterSinks((spec) => auditExports.process.sink(spec));
   const applyExporters = (snapshot: ConfigSnapshot): void =>
     audit.setSinks([auditTarget.sink, ...exporterSinks.sinksFor(snapshot.loaded.config.exporters)]);
   const port = listenPort(options, env);
 
   const metrics = new GatewayMetrics();
   metrics.watchAuditSinks(() => audit.sinkStatus());
-  metrics.watchExportDeferral(() => !exportGate.open);
+  metrics.watchExportDeferral(() => !auditExports.gate.open);
   const pools = new UpstreamPools({
     connections: settings.upstreamConnections,
     streamConnections: settings.upstreamStreamConnections,
@@ -509,17 +420,16 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     applyTelemetry(ready.current());
     applyExporters(ready.current());
     // An exporter whose settings cannot make a client fails the start, as any bad configuration does.
-    await exportProcess.built();
+    await auditExports.process.built();
   } catch (error) {
     controlPlane?.close();
     server.closeAllConnections();
     server.close();
     await pools.destroy();
     await kv.close().catch(() => {});
-    clearInterval(exportPriorityTimer);
-    clearInterval(exportGateTimer);
+    auditExports.stopWatching();
     await audit.close(0);
-    await exportProcess.close();
+    await auditExports.process.close();
     await auditTarget.close();
     metrics.close();
     memory.stop();
@@ -571,10 +481,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // Detectors hold connections and model worker threads; a model's thread is ended by releasing its model.
     await Promise.race([reloader?.current().detectors.close(), sleep(5000)]);
     // What was recorded goes out before the process ends, bounded so a dead sink cannot hold the exit.
-    clearInterval(exportPriorityTimer);
-    clearInterval(exportGateTimer);
+    auditExports.stopWatching();
     await audit.close(auditDeadlineMs);
-    await exportProcess.close();
+    await auditExports.process.close();
     // The last metrics and buffered spans too, within the same kind of bound.
     if (telemetry !== undefined) await Promise.race([telemetry.shutdown(), sleep(5000)]);
     await auditTarget.close();
