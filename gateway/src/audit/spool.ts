@@ -28,7 +28,7 @@ import {
 import { join } from "node:path";
 import type { ChainedAuditEvent } from "./audit-event.ts";
 import { eventsText } from "./event-json.ts";
-import type { Backlog } from "./memory-backlog.ts";
+import type { Backlog, BacklogBatch } from "./memory-backlog.ts";
 
 export interface SpoolOptions {
   /** This sink's own directory (created 0700 if missing). */
@@ -49,13 +49,7 @@ interface Position {
  * A batch read from the cursor: the lines as written, not parsed (the export process parses them, off the gateway's
  * thread); `ack` it once the sink accepted every event of it.
  */
-export interface SpoolBatch {
-  text: Buffer;
-  events?: undefined;
-  lines: number;
-  end: Position;
-  bytes: number;
-}
+export type SpoolBatch = Extract<BacklogBatch, { text: Buffer }> & { end: Position; bytes: number };
 
 const SEGMENT = /^(\d{12})\.jsonl$/;
 const segmentName = (segment: number): string => `${String(segment).padStart(12, "0")}.jsonl`;

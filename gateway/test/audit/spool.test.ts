@@ -17,6 +17,9 @@ import { range, seqs, TestSink, waitFor } from "./support/test-sink.ts";
 const fail = (error: unknown) => {
   throw error;
 };
+/** A chained event as far as a spool cares: its identity and sequence. */
+const event = (seq: number) =>
+  ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
 const CHILD = fileURLToPath(new URL("./support/spooling-child.ts", import.meta.url));
 
 const dirs: string[] = [];
@@ -202,8 +205,6 @@ describe("spool", () => {
 
 test("appends that share a group commit keep their order, and close() writes the ones still waiting for it", async () => {
   const dir = await spoolDir();
-  const event = (seq: number) =>
-    ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
   const spool = new Spool({ dir, maxBytes: 1 << 20 });
   await spool.ready();
   // 50 separate appends (50 background flushes) inside one group-commit window, closed before it ends.
@@ -219,8 +220,6 @@ test("appends that share a group commit keep their order, and close() writes the
 
 test("the cursor is saved on close and within a second of an ack; a spool left without close replays from the saved cursor", async () => {
   const dir = await spoolDir();
-  const event = (seq: number) =>
-    ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
   const replay = async (spool: Spool) => seqs(parsedLines((await spool.read(1000)).text, fail));
   /** What a start after a crash now (no close) would send first. */
   const replayAfterCrash = async () => {
@@ -251,8 +250,6 @@ test("the cursor is saved on close and within a second of an ack; a spool left w
 
 test("a batch read back is the lines as written: across appends, up to the batch size, from memory or from disk alike", async () => {
   const dir = await spoolDir();
-  const event = (seq: number) =>
-    ({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" }) as ChainedAuditEvent;
   const spool = new Spool({ dir, maxBytes: 1 << 20 });
   await spool.ready();
   // Three separate writes (each waits for the one before): a batch may span them.
@@ -302,10 +299,11 @@ test("a batch read back is the lines as written: across appends, up to the batch
 test("a line in the spool that does not parse is skipped and reported; the events around it are delivered", async () => {
   const dir = await spoolDir();
   const sinkDir = join(dir, "otel%3Acollector");
-  const event = (seq: number) =>
-    JSON.stringify({ instance: "i", seq, hash: `h${seq}`, kind: "call_completed" });
   await mkdir(sinkDir, { recursive: true });
-  await writeFile(join(sinkDir, "000000000001.jsonl"), `${event(0)}\n{"torn": \n${event(1)}\n`);
+  await writeFile(
+    join(sinkDir, "000000000001.jsonl"),
+    `${JSON.stringify(event(0))}\n{"torn": \n${JSON.stringify(event(1))}\n`,
+  );
   const errors: string[] = [];
   const up = new TestSink("otel:collector");
   const log = auditLog({
