@@ -24,7 +24,8 @@ export interface CompanyLoginIdp {
   close(): Promise<void>;
 }
 
-export async function startCompanyLoginIdp(gatewayUrl: string): Promise<CompanyLoginIdp> {
+/** `host`: ::1 puts the provider on another site than a gateway on 127.0.0.1, as a real one is (SameSite applies). */
+export async function startCompanyLoginIdp(gatewayUrl: string, host = "127.0.0.1"): Promise<CompanyLoginIdp> {
   let handler: Parameters<typeof createServer>[1] = (_req, res) => {
     res.statusCode = 503;
     res.end();
@@ -34,8 +35,8 @@ export async function startCompanyLoginIdp(gatewayUrl: string): Promise<CompanyL
     if (req.url?.startsWith("/auth?") === true) authorizations++;
     handler?.(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const issuer = `http://${host.includes(":") ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   const key = generateSigningKey("RS256");
   const provider = new Provider(issuer, {
     clients: [

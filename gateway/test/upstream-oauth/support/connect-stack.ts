@@ -36,7 +36,8 @@ export async function startConnectStack(env: Record<string, string> = {}): Promi
   const dir = await mkdtemp(join(tmpdir(), "svc-connect-"));
   const port = await freePort();
   const gatewayUrl = `http://127.0.0.1:${port}`;
-  const idp = await startCompanyLoginIdp(gatewayUrl);
+  // On ::1: another site than the gateway, so the browser cookie must survive a cross-site return (SameSite=Lax).
+  const idp = await startCompanyLoginIdp(gatewayUrl, "::1");
   const vendors = [
     await startVendor({ registration: true, scope: "mcp:tools" }),
     await startVendor({ registration: true, scope: "mcp:tools" }),
