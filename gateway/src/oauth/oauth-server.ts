@@ -23,6 +23,8 @@ import { SealedStore } from "./sealed-store.ts";
 /** The provider name the MCP route records for users and machines holding this server's tokens. */
 export const OAUTH_SERVER_PROVIDER = "oauth_server";
 
+/** Where the interaction cookie is sent: the login and consent pages, and the identity provider's callback. */
+const INTERACTION_COOKIE_PATH = "/oauth/";
 /** How long the user has to come back from the identity provider. */
 const LOGIN_TTL_SECONDS = 600;
 /** The one "user" open registration counts against: every registration, whoever sends it, spends the same budget. */
@@ -131,7 +133,19 @@ export class OAuthServer {
     return {
       adapter: kvAdapterFactory(store),
       jwks: { keys: secrets.signingKeys },
-      cookies: { keys: [cookieKey] },
+      cookies: {
+        keys: [cookieKey],
+        // Names of their own: another application on the gateway's host (cookies ignore ports) may use the library's.
+        names: {
+          session: "svc_oauth_session",
+          interaction: "svc_oauth_interaction",
+          resume: "svc_oauth_resume",
+        },
+        // The interaction cookie must reach /oauth/callback, where the identity provider sends the browser back: the
+        // library's default path (/oauth/interaction/<uid>) is never sent there. SameSite=Lax lets that cross-site
+        // top-level GET carry it, and Secure follows the issuer's scheme (the library sets it on https requests).
+        short: { httpOnly: true, sameSite: "lax", path: INTERACTION_COOKIE_PATH },
+      },
       routes: ROUTES,
       // ID tokens (for clients asking for openid) signed with the gateway's key, whatever its algorithm.
       clientDefaults: {

@@ -72,17 +72,32 @@ export interface OAuthStack {
   close(): Promise<void>;
 }
 
+export interface OAuthStackOptions {
+  /** Where the company identity provider listens (startCompanyIdp's host). */
+  idpHost?: "127.0.0.1" | "::1";
+  /** YAML lines added under oauth_server. */
+  oauthYaml?: string;
+}
+
 /** The company identity provider (alice: staff, eng), an upstream and a gateway with oauth_server on. */
 export async function startOAuthStack(
   env: Record<string, string> = { SVC_OAUTH_DEV_KEYS: "true" },
+  options: OAuthStackOptions = {},
 ): Promise<OAuthStack> {
   const port = await freePort();
   const idp = await startCompanyIdp({
     gatewayUrl: `http://127.0.0.1:${port}`,
     groups: { alice: ["staff", "eng"] },
+    ...(options.idpHost === undefined ? {} : { host: options.idpHost }),
   });
   const upstream = await startUpstream({ stateful: true });
-  const gateway = await startOAuthGateway({ port, idpIssuer: idp.issuer, upstreamUrl: upstream.url, env });
+  const gateway = await startOAuthGateway({
+    port,
+    idpIssuer: idp.issuer,
+    upstreamUrl: upstream.url,
+    env,
+    ...(options.oauthYaml === undefined ? {} : { oauthYaml: options.oauthYaml }),
+  });
   return {
     url: gateway.url,
     idpIssuer: idp.issuer,
