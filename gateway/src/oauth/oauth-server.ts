@@ -13,6 +13,7 @@ import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { KvStore } from "../kv/index.ts";
 import { RateLimiter, type RateLimitSettings } from "../limits/rate-limiter.ts";
 import type { Logger } from "../log/logger.ts";
+import { clientMetadataProblem, FETCHED_CLIENT_METADATA } from "./client-metadata-policy.ts";
 import { consentPage } from "./consent-page.ts";
 import { FederatedLogin, type PendingLogin } from "./federated-login.ts";
 import { GATEWAY_SCOPE } from "./gateway-scope.ts";
@@ -29,6 +30,8 @@ const INTERACTION_COOKIE_PATH = "/oauth/";
 const LOGIN_TTL_SECONDS = 600;
 /** The one "user" open registration counts against: every registration, whoever sends it, spends the same budget. */
 const REGISTRATION_BUDGET = { idp: OAUTH_SERVER_PROVIDER, sub: "registration" };
+/** How often a client's use extends its record: at most one rewrite per client in this long. */
+const CLIENT_KEEP_INTERVAL_SECONDS = 24 * 3600;
 
 const ROUTES = {
   authorization: "/oauth/authorize",
@@ -45,9 +48,6 @@ const ROUTES = {
   backchannel_authentication: "/oauth/backchannel",
   challenge: "/oauth/challenge",
 };
-
-/** Client metadata that makes the server fetch a URL the client chose: refused (SSRF), no enabled feature needs them. */
-const FETCHED_CLIENT_METADATA = ["jwks_uri", "sector_identifier_uri", "request_uris"];
 
 export interface IdentityProviderForLogin {
   issuer: string;
@@ -66,6 +66,8 @@ export interface OAuthServerOptions {
   logger: Logger;
   /** Registrations the whole gateway accepts per minute (SVC_OAUTH_REGISTRATIONS_PER_MINUTE): each one is stored. */
   registrationsPerMinute: number;
+  /** Registrations one client address may make per minute (SVC_OAUTH_REGISTRATIONS_PER_ADDRESS_PER_MINUTE). */
+  registrationsPerAddressPerMinute: number;
 }
 
 interface Account {
@@ -83,6 +85,7 @@ export class OAuthServer {
   readonly #logger: Logger;
   readonly #registrations: RateLimiter;
   readonly #registrationLimit: RateLimitSettings;
+  readonly #addressLimit: RateLimitSettings;
   readonly #accountTtl: number;
 
   constructor(options: OAuthServerOptions) {
@@ -91,6 +94,7 @@ export class OAuthServer {
     this.#logger = options.logger;
     this.#registrations = new RateLimiter(options.kv);
     this.#registrationLimit = { limit: options.registrationsPerMinute, windowSeconds: 60 };
+    this.#addressLimit = { limit: options.registrationsPerAddressPerMinute, windowSeconds: 60 };
     this.#store = new SealedStore(options.kv, secrets.kvKey);
     this.#accountTtl = config.refresh_token_ttl;
     if (config.idp_client_id === undefined || config.idp_client_secret === undefined) {
@@ -121,6 +125,13 @@ export class OAuthServer {
     // a TLS-terminating proxy its cookies are then Secure, and no client header can change what it believes its URL is.
     this.#provider.proxy = true;
     this.#providerCallback = this.#provider.callback();
+    this.#provider.on("grant.success", (ctx: KoaContextWithOIDC) => {
+      const clientId = ctx.oidc.client?.clientId;
+      if (clientId === undefined) return;
+      this.#keepClient(clientId, config.refresh_token_ttl).catch((error: unknown) =>
+        this.#logger.warn("could not extend a client's registration", { error }),
+      );
+    });
   }
 
   #configuration(options: OAuthServerOptions): Configuration {
@@ -130,8 +141,12 @@ export class OAuthServer {
       "base64",
     );
     const store = this.#store;
+    const metadataPolicy = {
+      machineClients: config.registration.client_credentials || secrets.registrationToken !== undefined,
+      redirectSchemes: config.registration.redirect_uri_schemes,
+    };
     return {
-      adapter: kvAdapterFactory(store),
+      adapter: kvAdapterFactory(store, { clientTtlSeconds: config.registration.unused_client_ttl }),
       jwks: { keys: secrets.signingKeys },
       cookies: {
         keys: [cookieKey],
@@ -184,23 +199,12 @@ export class OAuthServer {
         return { groups: account?.groups ?? [], ...(grantId === undefined ? {} : { grant_id: grantId }) };
       },
       extraClientMetadata: {
+        // Listed so the validator sees them; it checks the whole metadata once, on the one always present.
         properties: [...FETCHED_CLIENT_METADATA, "grant_types"],
-        validator: (_ctx, key, value, metadata) => {
-          if (key === "grant_types") {
-            // A machine token for whoever asks, with no secret at all: client_credentials needs a confidential client.
-            const machine = Array.isArray(value) && value.includes("client_credentials");
-            if (machine && metadata.token_endpoint_auth_method === "none") {
-              throw new errors.InvalidClientMetadata(
-                "client_credentials needs a client secret: token_endpoint_auth_method none is for public clients using PKCE",
-              );
-            }
-            return;
-          }
-          if (value !== undefined) {
-            throw new errors.InvalidClientMetadata(
-              `${key} is not accepted: this server fetches no client-supplied URL (clients authenticate with a secret, or none with PKCE)`,
-            );
-          }
+        validator: (_ctx, key, _value, metadata) => {
+          if (key !== "grant_types") return;
+          const problem = clientMetadataProblem(metadata as Record<string, unknown>, metadataPolicy);
+          if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
         },
       },
       features: {
@@ -210,7 +214,7 @@ export class OAuthServer {
         introspection: { enabled: false },
         userinfo: { enabled: false },
         registration: {
-          enabled: true,
+          enabled: config.registration.enabled,
           ...(secrets.registrationToken === undefined
             ? {}
             : { initialAccessToken: secrets.registrationToken }),
@@ -263,7 +267,7 @@ export class OAuthServer {
       if (
         url.pathname === ROUTES.registration &&
         req.method === "POST" &&
-        !(await this.#admitRegistration(res))
+        !(await this.#admitRegistration(req, res))
       ) {
         return;
       }
@@ -280,29 +284,49 @@ export class OAuthServer {
   }
 
   /**
-   * Every registration is a record kept for a year, and open registration lets anyone register: one budget for the
-   * whole gateway (all replicas) bounds what strangers can store. Over it: 429, Retry-After. The store unreachable:
-   * refused too (the registration could not be stored anyway).
+   * Every registration is a stored record, and open registration lets anyone register: one budget per client address
+   * (one flooding machine cannot spend the gateway's), and one for the whole gateway (all replicas) bounds what
+   * strangers can store together. Over either: 429, Retry-After. The store unreachable: refused too (the registration
+   * could not be stored anyway). Only registration counts here: token requests, refreshes included, never do.
    */
-  async #admitRegistration(res: ServerResponse): Promise<boolean> {
-    const result = await this.#registrations.check(REGISTRATION_BUDGET, this.#registrationLimit);
+  async #admitRegistration(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const address = {
+      idp: OAUTH_SERVER_PROVIDER,
+      sub: `registration:${addressBucket(req.socket.remoteAddress)}`,
+    };
+    const byAddress = await this.#registrations.check(address, this.#addressLimit);
+    const result =
+      byAddress.outcome === "admitted"
+        ? await this.#registrations.check(REGISTRATION_BUDGET, this.#registrationLimit)
+        : byAddress;
     if (result.outcome === "admitted") return true;
     const retry = result.outcome === "refused" ? result.retryAfterSeconds : 5;
+    const description =
+      result.outcome !== "refused"
+        ? "client registration is unavailable (the store is unreachable)"
+        : byAddress.outcome === "refused"
+          ? `too many client registrations from this address (over ${this.#addressLimit.limit} a minute); retry in ${retry} s`
+          : `too many client registrations on this gateway (over ${this.#registrationLimit.limit} a minute); retry in ${retry} s`;
     res.writeHead(result.outcome === "refused" ? 429 : 503, {
       "content-type": "application/json",
       "cache-control": "no-store",
       "retry-after": String(retry),
     });
-    res.end(
-      JSON.stringify({
-        error: "temporarily_unavailable",
-        error_description:
-          result.outcome === "refused"
-            ? `too many client registrations on this gateway (over ${this.#registrationLimit.limit} a minute); retry in ${retry} s`
-            : "client registration is unavailable (the store is unreachable)",
-      }),
-    );
+    res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: description }));
     return false;
+  }
+
+  /**
+   * A registered client lives as long as it is used: registration stores it for `unused_client_ttl`, and each token it
+   * obtains keeps it for `refresh_token_ttl` more (so it never goes before a refresh token it holds). One rewrite per
+   * client a day at most. Clients identified by a metadata document are not stored, so there is nothing to keep.
+   */
+  async #keepClient(clientId: string, refreshTtl: number): Promise<void> {
+    const marker = this.#store.keyOf("Client:kept", clientId);
+    if (!(await this.#store.setIfAbsent(marker, "1", CLIENT_KEEP_INTERVAL_SECONDS))) return;
+    const key = this.#store.keyOf("Client", clientId);
+    const record = await this.#store.get<unknown>(key);
+    if (record !== undefined) await this.#store.set(key, record, refreshTtl + CLIENT_KEEP_INTERVAL_SECONDS);
   }
 
   /** The user arrives from /oauth/authorize: send them to log in, or ask for consent. */
@@ -420,4 +444,25 @@ function describe(error: unknown): string {
 function plain(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
   res.end(`${text}\n`);
+}
+
+/**
+ * The budget a registration from `address` counts against: the IPv4 address, or an IPv6 address's /64 (one
+ * subscriber's network, where each machine can take as many addresses as it likes).
+ */
+function addressBucket(address: string | undefined): string {
+  if (address === undefined) return "unknown";
+  const v4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (v4 !== null) return v4[1] as string;
+  const groups = expandIPv6(address);
+  return groups === undefined ? address : `${groups.slice(0, 4).join(":")}::/64`;
+}
+
+function expandIPv6(address: string): string[] | undefined {
+  const [head = "", tail] = address.split("::") as [string, string | undefined];
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const missing = 8 - left.length - right.length;
+  if (tail === undefined ? missing !== 0 : missing < 0) return undefined;
+  return [...left, ...Array<string>(missing).fill("0"), ...right];
 }

@@ -17,16 +17,12 @@ export interface OAuthServerSetup {
   currentConfig: () => ConfigSnapshot | undefined;
 }
 
-const DEFAULT_REGISTRATIONS_PER_MINUTE = 60;
-
-function registrationsPerMinute(env: Record<string, string | undefined>): number {
-  const text = env.SVC_OAUTH_REGISTRATIONS_PER_MINUTE?.trim();
-  if (text === undefined || text === "") return DEFAULT_REGISTRATIONS_PER_MINUTE;
+function perMinute(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const text = env[name]?.trim();
+  if (text === undefined || text === "") return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1 || value > 100_000) {
-    throw new Error(
-      `SVC_OAUTH_REGISTRATIONS_PER_MINUTE must be a whole number from 1 to 100000, got '${text}'`,
-    );
+    throw new Error(`${name} must be a whole number from 1 to 100000, got '${text}'`);
   }
   return value;
 }
@@ -85,12 +81,21 @@ export async function buildOAuthServer(
       );
     },
     logger: setup.logger,
-    registrationsPerMinute: registrationsPerMinute(setup.env),
+    registrationsPerMinute: perMinute(setup.env, "SVC_OAUTH_REGISTRATIONS_PER_MINUTE", 60),
+    registrationsPerAddressPerMinute: perMinute(
+      setup.env,
+      "SVC_OAUTH_REGISTRATIONS_PER_ADDRESS_PER_MINUTE",
+      10,
+    ),
   });
   setup.logger.info("oauth authorization server on", {
     issuer,
     login_provider: provider.name,
-    registration: secrets.registrationToken === undefined ? "open" : "initial access token required",
+    registration: !config.registration.enabled
+      ? "off"
+      : secrets.registrationToken === undefined
+        ? "open"
+        : "initial access token required",
   });
   return server;
 }

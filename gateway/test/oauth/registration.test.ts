@@ -2,7 +2,7 @@
 // methods, and the consent page's handling of what a client names itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentPage } from "../../src/oauth/consent-page.ts";
-import { type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
+import { MACHINE_CLIENTS_YAML, type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
 import { REDIRECT, register, token } from "./support/oauth-requests.ts";
 
 const MACHINE = {
@@ -49,10 +49,10 @@ describe("registration behind an initial access token (SVC_OAUTH_REGISTRATION_TO
   });
 });
 
-describe("open registration and client authentication", () => {
+describe("open registration with machine clients allowed by the operator, and client authentication", () => {
   let stack: OAuthStack;
   beforeAll(async () => {
-    stack = await startOAuthStack();
+    stack = await startOAuthStack(undefined, { oauthYaml: MACHINE_CLIENTS_YAML });
   }, 60_000);
   afterAll(async () => {
     await stack?.close();

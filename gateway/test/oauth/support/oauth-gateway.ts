@@ -9,6 +9,9 @@ import { TEST_GATEWAY_ENV } from "../../proxy/support/gateway.ts";
 import { startUpstream } from "../../proxy/support/upstream.ts";
 import { GATEWAY_CLIENT, startCompanyIdp } from "./company-idp.ts";
 
+/** oauth_server lines with which the operator lets registered clients use client_credentials (machine clients). */
+export const MACHINE_CLIENTS_YAML = "  registration:\n    client_credentials: true";
+
 export interface OAuthGatewayOptions {
   port: number;
   idpIssuer: string;
@@ -16,6 +19,8 @@ export interface OAuthGatewayOptions {
   env?: Record<string, string>;
   /** YAML lines added under oauth_server. */
   oauthYaml?: string;
+  /** Top-level YAML added after oauth_server (e.g. gateway_policy). */
+  extraYaml?: string;
 }
 
 export function oauthGatewayConfig(options: OAuthGatewayOptions): string {
@@ -37,6 +42,7 @@ export function oauthGatewayConfig(options: OAuthGatewayOptions): string {
     `  idp_client_id: ${GATEWAY_CLIENT.id}`,
     `  idp_client_secret: ${GATEWAY_CLIENT.secret}`,
     ...(options.oauthYaml === undefined ? [] : [options.oauthYaml]),
+    ...(options.extraYaml === undefined ? [] : [options.extraYaml]),
     "",
   ].join("\n");
 }
@@ -77,6 +83,8 @@ export interface OAuthStackOptions {
   idpHost?: "127.0.0.1" | "::1";
   /** YAML lines added under oauth_server. */
   oauthYaml?: string;
+  /** Top-level YAML added after oauth_server. */
+  extraYaml?: string;
 }
 
 /** The company identity provider (alice: staff, eng), an upstream and a gateway with oauth_server on. */
@@ -97,6 +105,7 @@ export async function startOAuthStack(
     upstreamUrl: upstream.url,
     env,
     ...(options.oauthYaml === undefined ? {} : { oauthYaml: options.oauthYaml }),
+    ...(options.extraYaml === undefined ? {} : { extraYaml: options.extraYaml }),
   });
   return {
     url: gateway.url,
