@@ -19,6 +19,7 @@ import { FederatedLogin, type PendingLogin } from "./federated-login.ts";
 import { GATEWAY_SCOPE } from "./gateway-scope.ts";
 import { kvAdapterFactory } from "./kv-adapter.ts";
 import type { OAuthSecrets } from "./oauth-secrets.ts";
+import { assertRefreshTarget } from "./refresh-target.ts";
 import { SealedStore } from "./sealed-store.ts";
 
 /** The provider name the MCP route records for users and machines holding this server's tokens. */
@@ -187,7 +188,11 @@ export class OAuthServer {
       // Refresh tokens for every client registered for them (no offline_access ceremony), rotated on every use;
       // a rotated one presented again is reuse, and the library then revokes the whole grant.
       issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
-      rotateRefreshToken: () => true,
+      // What the library would refuse after rotating is refused before it: a failed refresh leaves the token unspent.
+      rotateRefreshToken: (ctx: KoaContextWithOIDC) => {
+        assertRefreshTarget(ctx, options.isResource);
+        return true;
+      },
       expiresWithSession: async () => false,
       findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
       // The user's groups from their last login at the identity provider, carried into every access token.
