@@ -404,6 +404,22 @@ export const oauthClientMetadataDocumentsSchema = z.strictObject({
   ),
 });
 
+export const oauthConsentSchema = z.strictObject({
+  known_clients: z
+    .array(
+      z.strictObject({
+        name: nonEmptyString("The client's name as users know it"),
+        redirects: stringList(
+          "Where its codes go: host names (subdomains included), loopback, or scheme:<name>",
+        ),
+      }),
+    )
+    .default([])
+    .describe(
+      "Clients besides the built-in ones (Claude, ChatGPT, VS Code, Cursor…) whose look-alikes the consent page warns about when their redirect goes elsewhere",
+    ),
+});
+
 export const oauthServerSchema = z.strictObject({
   issuer: httpUrl("Issuer URL (default: the gateway's own URL)").optional(),
   token_ttl: secondsField(300, 86400, 3600, "Access token TTL"),
@@ -419,6 +435,7 @@ export const oauthServerSchema = z.strictObject({
   client_id_metadata_documents: oauthClientMetadataDocumentsSchema
     .prefault({})
     .describe("Client ID Metadata Documents (https client_id URLs) beside registration"),
+  consent: oauthConsentSchema.prefault({}).describe("The consent page"),
 });
 
 // ---- exporters -----------------------------------------------------------------------------------------------

@@ -12,9 +12,14 @@ import type { OAuthServerConfig } from "../config/index.ts";
 import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { KvStore } from "../kv/index.ts";
 import { RateLimiter, type RateLimitSettings } from "../limits/rate-limiter.ts";
-import type { Logger } from "../log/logger.ts";
+import { type Logger, requestContext } from "../log/logger.ts";
+import { requestIdFrom } from "../pipeline/request-id.ts";
+import type { OriginPolicy } from "../proxy/origin-guard.ts";
 import { clientMetadataProblem, FETCHED_CLIENT_METADATA } from "./client-metadata-policy.ts";
 import { consentPage } from "./consent-page.ts";
+import { consentTextFor } from "./consent-text.ts";
+import { consentWarnings, destinationOf, KNOWN_CLIENTS, type KnownClient } from "./consent-warnings.ts";
+import { clientEndpointCors } from "./cors.ts";
 import { FederatedLogin, type PendingLogin } from "./federated-login.ts";
 import { GATEWAY_SCOPE } from "./gateway-scope.ts";
 import { kvAdapterFactory } from "./kv-adapter.ts";
@@ -88,6 +93,7 @@ export class OAuthServer {
   readonly #registrationLimit: RateLimitSettings;
   readonly #addressLimit: RateLimitSettings;
   readonly #accountTtl: number;
+  readonly #knownClients: readonly KnownClient[];
 
   constructor(options: OAuthServerOptions) {
     const { config, secrets } = options;
@@ -98,6 +104,7 @@ export class OAuthServer {
     this.#addressLimit = { limit: options.registrationsPerAddressPerMinute, windowSeconds: 60 };
     this.#store = new SealedStore(options.kv, secrets.kvKey);
     this.#accountTtl = config.refresh_token_ttl;
+    this.#knownClients = [...KNOWN_CLIENTS, ...config.consent.known_clients];
     if (config.idp_client_id === undefined || config.idp_client_secret === undefined) {
       throw new Error(
         "oauth_server needs idp_client_id and idp_client_secret to log users in at the identity provider",
@@ -171,8 +178,12 @@ export class OAuthServer {
         id_token_signed_response_alg: signingAlg,
       },
       clientAuthMethods: ["client_secret_basic", "client_secret_post", "none"],
+      // handle() has already refused an origin the gateway's policy does not admit (cors.ts), for every client alike.
+      clientBasedCORS: () => true,
       responseTypes: ["code"],
-      scopes: ["openid", "offline_access", GATEWAY_SCOPE],
+      // No offline_access: every client registered for refresh_token gets refresh tokens (issueRefreshToken), so the
+      // scope would grant nothing; advertised, MCP clients ask for it and users are shown a permission that is not one.
+      scopes: ["openid", GATEWAY_SCOPE],
       // PKCE with S256 (the only method the library allows by default) for every authorization request.
       pkce: { required: () => true },
       interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
@@ -256,13 +267,40 @@ export class OAuthServer {
   readonly isGrantLive = async (grantId: string): Promise<boolean> =>
     (await this.#store.raw(this.#store.keyOf("Grant", grantId))) !== null;
 
-  /** Serves a request under /oauth/* or a discovery document. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Serves a request under /oauth/* or a discovery document, with a request id (the client's X-Request-Id when
+   * plausible) on the answer and an access-log line for it. `originPolicy`: the gateway's (SVC_ALLOWED_ORIGINS), for
+   * the endpoints browser-based clients call (cors.ts).
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, originPolicy?: OriginPolicy): Promise<void> {
+    const requestId = requestIdFrom(req.headers["x-request-id"]);
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    const route = routeOf(req.url);
+    res.setHeader("x-request-id", requestId);
+    res.once("close", () => {
+      this.#logger.info("request", {
+        request_id: requestId,
+        http_method: method,
+        path: route,
+        status: res.statusCode,
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      });
+    });
+    await requestContext.run({ requestId }, () => this.#handle(req, res, originPolicy));
+  }
+
+  async #handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    originPolicy: OriginPolicy | undefined,
+  ): Promise<void> {
     const url = new URL(req.url ?? "/", this.issuer);
     req.headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
     req.headers["x-forwarded-host"] = url.host;
     const interaction = /^\/oauth\/interaction\/([^/]+)(\/confirm|\/abort)?$/.exec(url.pathname);
     try {
+      if (clientEndpointCors(req, res, url.pathname, originPolicy) === "answered") return;
       if (interaction !== null) {
         const [, uid, action] = interaction as unknown as [string, string, string | undefined];
         if (action === undefined && req.method === "GET") return await this.#interaction(req, res, uid);
@@ -283,7 +321,7 @@ export class OAuthServer {
         req.url = "/.well-known/openid-configuration";
       this.#providerCallback(req, res);
     } catch (error) {
-      this.#logger.warn("oauth interaction failed", { error });
+      this.#logger.warn("oauth interaction failed", { path: routeOf(req.url), error });
       if (!res.headersSent) plain(res, 400, `The login could not be completed: ${describe(error)}`);
     }
   }
@@ -345,20 +383,38 @@ export class OAuthServer {
       res.end();
       return;
     }
-    const client = await this.#provider.Client.find(String(details.params.client_id));
+    const clientId = String(details.params.client_id);
+    const client = await this.#provider.Client.find(clientId);
+    const clientName = client?.clientName ?? clientId;
     const resources = details.params.resource;
+    // What the user grants is what is missing from their grant, and only scopes this server knows.
+    const missing = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const scopes = [
+      ...new Set([
+        ...(missing.missingOIDCScope ?? []),
+        ...Object.values(missing.missingResourceScopes ?? {}).flat(),
+      ]),
+    ];
+    const destination = destinationOf(String(details.params.redirect_uri));
+    const text = consentTextFor(req.headers["accept-language"]);
     const html = consentPage({
       uid,
-      clientName: client?.clientName ?? String(details.params.client_id),
-      clientId: String(details.params.client_id),
+      clientName,
+      clientId,
       user: details.session?.accountId ?? "",
-      scopes: String(details.params.scope ?? "")
-        .split(" ")
-        .filter(Boolean),
+      scopes,
       resources: Array.isArray(resources) ? resources.map(String) : resources ? [String(resources)] : [],
+      destination,
+      warnings: consentWarnings(clientName, destination, this.#knownClients),
+      text,
     });
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
+      "content-language": text.lang,
+      vary: "accept-language",
       "cache-control": "no-store",
       // No framing (clickjacking the Allow button), no script, nothing loaded. No form-action: browsers apply it to
       // the redirects after the POST too, and the last one goes to the client's redirect URI, another origin.
@@ -436,6 +492,12 @@ export class OAuthServer {
 function publicPart(key: JWK): JWK {
   const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...rest } = key as Record<string, unknown>;
   return rest as JWK;
+}
+
+/** The path for the access log: no query (codes, state), and no interaction id (it opens the user's login). */
+function routeOf(url: string | undefined): string {
+  const path = (url ?? "/").split("?")[0] as string;
+  return path.replace(/^\/oauth\/(interaction|authorize)\/[^/]+/, "/oauth/$1/{uid}").slice(0, 200);
 }
 
 function describe(error: unknown): string {

@@ -145,6 +145,7 @@ describe("every default is applied", () => {
         redirect_uri_schemes: [],
       },
       client_id_metadata_documents: { enabled: true },
+      consent: { known_clients: [] },
     });
     expect(config.exporters.search_index[0]).toEqual({
       name: "es",

@@ -15,12 +15,19 @@ const MAX_STEPS = 30;
 export class Browser {
   readonly #jar = new Map<string, Map<string, Cookie>>();
 
-  /** `deny`: on a page with a form posting to .../abort (the consent page's Deny), submit that one. */
+  /**
+   * `deny`: on a page with a form posting to .../abort (the consent page's Deny), submit that one. `onPage`: sees
+   * every HTML page before its form is submitted. `acceptLanguage`: the browser's language preference.
+   */
   async authorize(
     start: string,
     redirectUri: string,
     user: string,
-    { deny = false }: { deny?: boolean } = {},
+    {
+      deny = false,
+      onPage,
+      acceptLanguage,
+    }: { deny?: boolean; onPage?: (url: URL, html: string) => void; acceptLanguage?: string } = {},
   ): Promise<BrowserResult> {
     let url = new URL(start);
     let method = "GET";
@@ -34,6 +41,7 @@ export class Browser {
         redirect: "manual",
         headers: {
           cookie: this.#cookiesFor(url),
+          ...(acceptLanguage === undefined ? {} : { "accept-language": acceptLanguage }),
           ...(body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" }),
         },
         ...(body === undefined ? {} : { body }),
@@ -47,6 +55,7 @@ export class Browser {
         continue;
       }
       const text = await response.text();
+      onPage?.(url, text);
       const forms = [...text.matchAll(/<form([^>]*)>([\s\S]*?)<\/form>/gi)];
       const form =
         (deny ? forms.find((f) => /action="[^"]*\/abort"/.test(f[1] as string)) : undefined) ?? forms[0];
