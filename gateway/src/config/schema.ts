@@ -402,6 +402,16 @@ export const oauthClientMetadataDocumentsSchema = z.strictObject({
     true,
     "Clients may identify with an https client_id URL whose Client ID Metadata Document the gateway fetches",
   ),
+  trusted_origins: z
+    .array(
+      httpsUrl("An https origin").refine((url) => new URL(url).origin === url.replace(/\/$/, ""), {
+        error: "must be an origin (https://host[:port]), without a path",
+      }),
+    )
+    .default([])
+    .describe(
+      "Origins whose documents may be fetched from private, loopback or link-local addresses (an internal client registry); every other document host must resolve to public addresses only",
+    ),
 });
 
 export const oauthConsentSchema = z.strictObject({

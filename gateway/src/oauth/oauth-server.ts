@@ -74,6 +74,12 @@ export interface OAuthServerOptions {
   registrationsPerMinute: number;
   /** Registrations one client address may make per minute (SVC_OAUTH_REGISTRATIONS_PER_ADDRESS_PER_MINUTE). */
   registrationsPerAddressPerMinute: number;
+  /**
+   * Every URL the library fetches goes through this (net/guarded-http.ts): https only, public addresses only unless
+   * the operator trusted the origin, no redirects, bounded size and time. The only URLs it fetches are Client ID
+   * Metadata Documents (client metadata naming other URLs to fetch is refused: client-metadata-policy.ts).
+   */
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 interface Account {
@@ -170,6 +176,7 @@ export class OAuthServer {
         short: { httpOnly: true, sameSite: "lax", path: INTERACTION_COOKIE_PATH },
       },
       routes: ROUTES,
+      fetch: options.fetch,
       // ID tokens (for clients asking for openid) signed with the gateway's key, whatever its algorithm.
       clientDefaults: {
         grant_types: ["authorization_code"],
@@ -225,6 +232,13 @@ export class OAuthServer {
       },
       features: {
         devInteractions: { enabled: false },
+        // Client ID Metadata Documents: an https client_id is the URL of the client's metadata, fetched (guarded) and
+        // checked like a registration (extraClientMetadata), cached by its Cache-Control within these bounds.
+        clientIdMetadataDocument: {
+          enabled: config.client_id_metadata_documents.enabled,
+          ack: "draft-02",
+          cacheDuration: { min: 60, max: 3600 },
+        },
         clientCredentials: { enabled: true },
         revocation: { enabled: true },
         introspection: { enabled: false },

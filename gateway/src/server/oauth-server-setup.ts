@@ -5,6 +5,7 @@ import type { LoadedConfig } from "../config/index.ts";
 import { oauthIssuerOf } from "../identity/resource-metadata.ts";
 import type { KvStore } from "../kv/index.ts";
 import type { Logger } from "../log/logger.ts";
+import { createGuardedFetch } from "../net/guarded-http.ts";
 import { readOAuthSecrets } from "../oauth/oauth-secrets.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
@@ -16,6 +17,10 @@ export interface OAuthServerSetup {
   publicUrl: string | undefined;
   currentConfig: () => ConfigSnapshot | undefined;
 }
+
+/** A metadata document is a few hundred bytes, fetched while a user waits at the authorization endpoint. */
+const CIMD_FETCH_TIMEOUT_MS = 5000;
+const CIMD_MAX_BYTES = 64 * 1024;
 
 function perMinute(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const text = env[name]?.trim();
@@ -81,6 +86,11 @@ export async function buildOAuthServer(
       );
     },
     logger: setup.logger,
+    fetch: createGuardedFetch({
+      trustedOrigin: (origin) => config.client_id_metadata_documents.trusted_origins.includes(origin),
+      timeoutMs: CIMD_FETCH_TIMEOUT_MS,
+      maxResponseBytes: CIMD_MAX_BYTES,
+    }),
     registrationsPerMinute: perMinute(setup.env, "SVC_OAUTH_REGISTRATIONS_PER_MINUTE", 60),
     registrationsPerAddressPerMinute: perMinute(
       setup.env,
@@ -91,6 +101,7 @@ export async function buildOAuthServer(
   setup.logger.info("oauth authorization server on", {
     issuer,
     login_provider: provider.name,
+    client_id_metadata_documents: config.client_id_metadata_documents.enabled ? "on" : "off",
     registration: !config.registration.enabled
       ? "off"
       : secrets.registrationToken === undefined

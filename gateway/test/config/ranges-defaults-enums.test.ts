@@ -144,7 +144,7 @@ describe("every default is applied", () => {
         unused_client_ttl: 86400,
         redirect_uri_schemes: [],
       },
-      client_id_metadata_documents: { enabled: true },
+      client_id_metadata_documents: { enabled: true, trusted_origins: [] },
       consent: { known_clients: [] },
     });
     expect(config.exporters.search_index[0]).toEqual({

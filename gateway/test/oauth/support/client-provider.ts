@@ -16,9 +16,13 @@ export class MemoryClientProvider implements OAuthClientProvider {
   verifier = "";
   authorizationUrl: URL | undefined;
 
+  /** An https URL: the client identifies by its Client ID Metadata Document there, where the server supports it. */
+  readonly clientMetadataUrl: string | undefined;
+
   /** `redirect`: where the client listens for the code (a desktop client's loopback server). */
-  constructor(redirect = CLIENT_REDIRECT) {
+  constructor(redirect = CLIENT_REDIRECT, clientMetadataUrl?: string) {
     this.#redirect = redirect;
+    this.clientMetadataUrl = clientMetadataUrl;
   }
 
   get redirectUrl(): string {
