@@ -6,6 +6,7 @@
 
 import { hkdfSync } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import ipaddr from "ipaddr.js";
 import { createLocalJWKSet } from "jose";
 import Provider, { type Configuration, errors, type JWK, type KoaContextWithOIDC } from "oidc-provider";
 import type { OAuthServerConfig } from "../config/index.ts";
@@ -528,22 +529,12 @@ function plain(res: ServerResponse, status: number, text: string): void {
 }
 
 /**
- * The budget a registration from `address` counts against: the IPv4 address, or an IPv6 address's /64 (one
- * subscriber's network, where each machine can take as many addresses as it likes).
+ * The budget a registration from `address` counts against: the IPv4 address (an IPv4-mapped one as IPv4), or an IPv6
+ * address's /64 (one subscriber's network, where each machine can take as many addresses as it likes).
  */
 function addressBucket(address: string | undefined): string {
-  if (address === undefined) return "unknown";
-  const v4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (v4 !== null) return v4[1] as string;
-  const groups = expandIPv6(address);
-  return groups === undefined ? address : `${groups.slice(0, 4).join(":")}::/64`;
-}
-
-function expandIPv6(address: string): string[] | undefined {
-  const [head = "", tail] = address.split("::") as [string, string | undefined];
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const missing = 8 - left.length - right.length;
-  if (tail === undefined ? missing !== 0 : missing < 0) return undefined;
-  return [...left, ...Array<string>(missing).fill("0"), ...right];
+  if (address === undefined || !ipaddr.isValid(address)) return address ?? "unknown";
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  return `${(parsed.toNormalizedString().split(":").slice(0, 4) as string[]).join(":")}::/64`;
 }
