@@ -13,8 +13,11 @@ export const CHROMIUM_MISSING: string | undefined =
     ? undefined
     : `no Chromium at ${CHROMIUM_PATH}: install it (apt-get install -y chromium, as .ci/run does) or set SVC_CHROMIUM_PATH`;
 
-/** A headless Chromium with nothing of its own on the network (no updates, no background requests). */
-export function launchChromium(): Promise<Browser> {
+/**
+ * A headless Chromium with nothing of its own on the network (no updates, no background requests). `args`: more
+ * switches, e.g. `--host-resolver-rules=MAP app.test 127.0.0.1` to serve a page from loopback under another origin.
+ */
+export function launchChromium(args: string[] = []): Promise<Browser> {
   const root = process.getuid?.() === 0;
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
@@ -24,6 +27,7 @@ export function launchChromium(): Promise<Browser> {
       ...(root ? ["--no-sandbox"] : []),
       "--disable-background-networking",
       "--disable-component-update",
+      ...args,
     ],
   });
 }

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
+import { audienceProblems, gatewayOriginOf } from "./audience-rule.ts";
 import { attributeToEnvironment, readCentralizedSettings } from "./centralized.ts";
 import type { GatewayConfig } from "./derive.ts";
 import { CONFIG_FILE_ENV, findConfigFile } from "./discover.ts";
-import { ConfigError } from "./problems.ts";
+import { ConfigError, type ConfigProblem, formatPath } from "./problems.ts";
 import {
   type DeploymentMode,
   type ValidateTextOptions,
@@ -37,12 +38,14 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const validate = { env, keepUnsetVariables: options.keepUnsetVariables ?? false };
+  const deployment = (config: GatewayConfig) =>
+    validate.keepUnsetVariables ? [] : deploymentProblems(config, env);
 
   if (options.configPath === "-") {
-    return fromText(await readAll(options.stdin ?? process.stdin), "-", validate, []);
+    return fromText(await readAll(options.stdin ?? process.stdin), "-", validate, [], deployment);
   }
   if (options.configPath !== undefined) {
-    return fromText(await readConfigFile(options.configPath), options.configPath, validate, []);
+    return fromText(await readConfigFile(options.configPath), options.configPath, validate, [], deployment);
   }
 
   const found = await findConfigFile({
@@ -51,7 +54,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     ...(options.root === undefined ? {} : { root: options.root }),
   });
   if (found.path !== undefined)
-    return fromText(await readConfigFile(found.path), found.path, validate, found.warnings);
+    return fromText(await readConfigFile(found.path), found.path, validate, found.warnings, deployment);
 
   const centralized = readCentralizedSettings(env);
   if (centralized.kind === "incomplete") throw new ConfigError(centralized.problems, "environment");
@@ -67,7 +70,22 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   }
   const result = validateConfigValue(centralized.value);
   if (!result.ok) throw new ConfigError(result.problems.map(attributeToEnvironment), "environment");
+  const problems = deployment(result.config);
+  if (problems.length > 0) throw new ConfigError(problems.map(attributeToEnvironment), "environment");
   return { config: result.config, mode: "centralized", source: "environment", warnings: found.warnings };
+}
+
+/**
+ * Rules on the configuration together with the environment the gateway runs in (the audience of a provider without
+ * api_identifiers needs SVC_PUBLIC_URL). Not applied with keepUnsetVariables: YAML checked before its pod exists has
+ * no deployment environment to judge by.
+ */
+function deploymentProblems(config: GatewayConfig, env: Record<string, string | undefined>): ConfigProblem[] {
+  const origin = gatewayOriginOf(env.SVC_PUBLIC_URL, config.oauth_server?.issuer);
+  return audienceProblems(config.identity_providers, origin).map(({ path, message }) => ({
+    path: formatPath(path),
+    message,
+  }));
 }
 
 function fromText(
@@ -75,9 +93,12 @@ function fromText(
   source: string,
   options: ValidateTextOptions,
   warnings: string[],
+  deployment: (config: GatewayConfig) => ConfigProblem[],
 ): LoadedConfig {
   const result = validateConfigText(text, options);
   if (!result.ok) throw new ConfigError(result.problems, source);
+  const problems = deployment(result.config);
+  if (problems.length > 0) throw new ConfigError(problems, source);
   return { config: result.config, mode: result.mode, source, warnings };
 }
 

@@ -302,6 +302,10 @@ export const serverRbacDefaultsSchema = z.strictObject({
   allowed_groups: stringList("Default allowed groups").default([]),
   denied_groups: stringList("Default denied groups").default([]),
   capability_rbac_enabled: flag(false, "Default for servers' capability_rbac_enabled"),
+  deny_requires_groups: flag(
+    true,
+    "Mode deny (server and capability) admits only callers with at least one group, from the token or group sync: a caller whose groups are unknown cannot be checked against a deny list. false: such callers pass deny lists",
+  ),
 });
 
 const defaultGroups = (what: string) =>
@@ -370,6 +374,88 @@ export const securitySchema = z.strictObject({
 
 // ---- oauth_server --------------------------------------------------------------------------------------------
 
+/** Schemes a browser acts on itself (script, inline content, files) or that are not private-use: never redirect URIs. */
+export const SCHEMES_NEVER_REDIRECTED_TO = [
+  "http",
+  "https",
+  "javascript",
+  "data",
+  "file",
+  "blob",
+  "about",
+  "vbscript",
+  "filesystem",
+  "ftp",
+  "ws",
+  "wss",
+  "mailto",
+  "tel",
+];
+
+export const oauthRegistrationSchema = z.strictObject({
+  enabled: flag(
+    true,
+    "Dynamic Client Registration (RFC 7591) at /oauth/register; false: clients identify with Client ID Metadata Documents only",
+  ),
+  client_credentials: flag(
+    false,
+    "Open registration may register machine clients (grant client_credentials): anyone reaching the gateway then gets a token. Registrations carrying SVC_OAUTH_REGISTRATION_TOKEN may always",
+  ),
+  unused_client_ttl: secondsField(
+    600,
+    2592000,
+    86400,
+    "A registered client that obtains no token within this long is forgotten; each token it obtains keeps it for refresh_token_ttl more",
+  ),
+  redirect_uri_schemes: z
+    .array(
+      z
+        .string({ error: "must be a string" })
+        .regex(/^[a-z][a-z0-9+.-]*$/, { error: "must be a URI scheme in lower case, without ':'" })
+        .refine((scheme) => !SCHEMES_NEVER_REDIRECTED_TO.includes(scheme), {
+          error: `must be a private-use scheme: ${SCHEMES_NEVER_REDIRECTED_TO.join(", ")} are not`,
+        }),
+      { error: "must be a list of strings" },
+    )
+    .default([])
+    .describe(
+      "Private-use URI schemes (RFC 8252 7.1) allowed in redirect URIs besides https, loopback http and reverse-domain schemes such as com.example.app, e.g. cursor",
+    ),
+});
+
+export const oauthClientMetadataDocumentsSchema = z.strictObject({
+  enabled: flag(
+    true,
+    "Clients may identify with an https client_id URL whose Client ID Metadata Document the gateway fetches",
+  ),
+  trusted_origins: z
+    .array(
+      httpsUrl("An https origin").refine((url) => new URL(url).origin === url.replace(/\/$/, ""), {
+        error: "must be an origin (https://host[:port]), without a path",
+      }),
+    )
+    .default([])
+    .describe(
+      "Origins whose documents may be fetched from private, loopback or link-local addresses (an internal client registry); every other document host must resolve to public addresses only",
+    ),
+});
+
+export const oauthConsentSchema = z.strictObject({
+  known_clients: z
+    .array(
+      z.strictObject({
+        name: nonEmptyString("The client's name as users know it"),
+        redirects: stringList(
+          "Where its codes go: host names (subdomains included), loopback, or scheme:<name>",
+        ),
+      }),
+    )
+    .default([])
+    .describe(
+      "Clients besides the built-in ones (Claude, ChatGPT, VS Code, Cursor…) whose look-alikes the consent page warns about when their redirect goes elsewhere",
+    ),
+});
+
 export const oauthServerSchema = z.strictObject({
   issuer: httpUrl("Issuer URL (default: the gateway's own URL)").optional(),
   token_ttl: secondsField(300, 86400, 3600, "Access token TTL"),
@@ -379,6 +465,13 @@ export const oauthServerSchema = z.strictObject({
   idp_client_secret: nonEmptyString(
     "Client secret at the upstream identity provider; use ${ENV_VAR}",
   ).optional(),
+  registration: oauthRegistrationSchema
+    .prefault({})
+    .describe("Dynamic Client Registration: on or off, machine clients, lifetime, redirect URI schemes"),
+  client_id_metadata_documents: oauthClientMetadataDocumentsSchema
+    .prefault({})
+    .describe("Client ID Metadata Documents (https client_id URLs) beside registration"),
+  consent: oauthConsentSchema.prefault({}).describe("The consent page"),
 });
 
 // ---- exporters -----------------------------------------------------------------------------------------------

@@ -43,9 +43,12 @@ export function authModeFor(
   providers: readonly IdentityProviderConfig[],
   allowAnonymous: boolean,
   ownIssuer?: OwnIssuerTrust,
+  /** The gateway's origin: the audience of providers without api_identifiers (audience.ts). */
+  gatewayOrigin?: string,
 ): AuthMode {
   if (providers.length > 0 || ownIssuer !== undefined) {
-    return { kind: "verify", verifier: new TokenVerifier(providers, {}, ownIssuer) };
+    const options = gatewayOrigin === undefined ? {} : { gatewayOrigin };
+    return { kind: "verify", verifier: new TokenVerifier(providers, options, ownIssuer) };
   }
   return allowAnonymous ? { kind: "anonymous" } : { kind: "closed" };
 }

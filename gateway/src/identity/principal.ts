@@ -16,8 +16,9 @@ export interface Principal {
    */
   dpopJkt?: string;
   /**
-   * The audiences of a token from the gateway's own authorization server: the resources (RFC 8707) it was issued
-   * for, the gateway's URL or one /{server}/mcp URL. Unset for a provider's token (its audience is api_identifiers).
+   * The gateway resources (RFC 8707) the token names: the gateway's URL or one /{server}/mcp URL. Set for tokens of
+   * the gateway's own authorization server, and of a provider without api_identifiers (audience.ts); the MCP route
+   * refuses the token at any other server. Unset for a provider's token checked against its api_identifiers.
    */
   resources?: string[];
   /**

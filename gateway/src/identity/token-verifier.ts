@@ -8,6 +8,7 @@ import {
   jwtVerify,
 } from "jose";
 import type { IdentityProviderConfig } from "../config/index.ts";
+import { type AudienceRule, audienceRuleFor, gatewayResourcesIn } from "./audience.ts";
 import { acceptedIssuers } from "./issuers.ts";
 import { groupsFromClaims, isMachineToken, type Principal, scopesFromClaims } from "./principal.ts";
 import { TokenRejected } from "./token-rejected.ts";
@@ -41,12 +42,18 @@ export interface TokenVerifierOptions {
   /** How long a fetched JWKS is trusted before a refetch. */
   jwksMaxAgeMs?: number;
   now?: () => number;
+  /**
+   * The gateway's origin (SVC_PUBLIC_URL, else oauth_server.issuer): the audience of a provider configured without
+   * api_identifiers (audience.ts). Without it, such a provider cannot be trusted and the constructor throws.
+   */
+  gatewayOrigin?: string;
 }
 
 interface TrustedProvider {
   name: string;
   issuers: string[];
-  audiences: string[];
+  /** Undefined only for the own authorization server, whose tokens name resources the MCP route checks. */
+  audience: AudienceRule | undefined;
   keys: JWTVerifyGetKey;
   /** The gateway's own authorization server: its tokens name one resource, which the MCP route checks per server. */
   own: boolean;
@@ -75,10 +82,16 @@ export class TokenVerifier {
     this.#clockTolerance = options.clockToleranceSeconds ?? 30;
     this.#now = options.now ?? Date.now;
     for (const provider of providers) {
+      const audience = audienceRuleFor(provider, options.gatewayOrigin);
+      if (audience === undefined) {
+        throw new Error(
+          `identity provider ${provider.name} has no api_identifiers and the gateway's public URL is unknown: its tokens' audience cannot be checked`,
+        );
+      }
       const trusted: TrustedProvider = {
         name: provider.name,
         issuers: acceptedIssuers(provider),
-        audiences: provider.api_identifiers,
+        audience,
         keys: createRemoteJWKSet(new URL(provider.jwks_uri), {
           timeoutDuration: provider.timeout * 1000,
           cooldownDuration: options.jwksCooldownMs ?? 30_000,
@@ -92,7 +105,7 @@ export class TokenVerifier {
       this.#byIssuer.set(ownIssuer.issuer, {
         name: ownIssuer.name,
         issuers: [ownIssuer.issuer],
-        audiences: [],
+        audience: undefined,
         keys: ownIssuer.keys,
         own: true,
       });
@@ -115,7 +128,7 @@ export class TokenVerifier {
     try {
       ({ payload } = await jwtVerify(token, provider.keys, {
         issuer: provider.issuers,
-        ...(provider.audiences.length > 0 ? { audience: provider.audiences } : {}),
+        ...(provider.audience?.kind === "listed" ? { audience: provider.audience.audiences } : {}),
         algorithms: ACCEPTED_ALGORITHMS,
         ...(provider.own ? { typ: "at+jwt" } : {}),
         clockTolerance: this.#clockTolerance,
@@ -143,6 +156,9 @@ export class TokenVerifier {
       scopes: scopesFromClaims(payload),
       expiresAt: payload.exp as number,
     };
+    if (provider.audience?.kind === "gateway") {
+      principal.resources = gatewayResourcesIn(payload.aud, provider.audience.origin);
+    }
     if (provider.own) {
       // RFC 9068: the access token profile is what this server issues; an ID token (no typ at+jwt) is not one.
       const resources = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);

@@ -15,20 +15,29 @@ const GRANTABLE = new Set([
   "BackchannelAuthenticationRequest",
 ]);
 
-/** Lifetime of records the provider stores without one (registered clients): a year, after which they re-register. */
+/** Lifetime of a record the provider stores without one, when nothing else says: a year. */
 const UNBOUNDED_TTL_SECONDS = 365 * 24 * 3600;
 
-export function kvAdapterFactory(store: SealedStore): (model: string) => Adapter {
-  return (model) => new KvAdapter(model, store);
+export interface KvAdapterOptions {
+  /** How long a registered client is kept until it is first used (the server extends it on use). */
+  clientTtlSeconds: number;
+}
+
+export function kvAdapterFactory(store: SealedStore, options: KvAdapterOptions): (model: string) => Adapter {
+  return (model) =>
+    new KvAdapter(model, store, model === "Client" ? options.clientTtlSeconds : UNBOUNDED_TTL_SECONDS);
 }
 
 class KvAdapter implements Adapter {
   readonly #model: string;
   readonly #store: SealedStore;
+  /** The lifetime of a record stored without one (the provider gives registered clients none). */
+  readonly #defaultTtl: number;
 
-  constructor(model: string, store: SealedStore) {
+  constructor(model: string, store: SealedStore, defaultTtl: number) {
     this.#model = model;
     this.#store = store;
+    this.#defaultTtl = defaultTtl;
   }
 
   #key(id: string): string {
@@ -40,7 +49,7 @@ class KvAdapter implements Adapter {
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
-    const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : UNBOUNDED_TTL_SECONDS;
+    const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : this.#defaultTtl;
     await this.#store.set(this.#key(id), payload, ttl);
     if (this.#model === "Session" && payload.uid !== undefined) {
       await this.#store.set(this.#store.keyOf("SessionUid", payload.uid), id, ttl);

@@ -6,27 +6,39 @@
 
 import { hkdfSync } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import ipaddr from "ipaddr.js";
 import { createLocalJWKSet } from "jose";
 import Provider, { type Configuration, errors, type JWK, type KoaContextWithOIDC } from "oidc-provider";
 import type { OAuthServerConfig } from "../config/index.ts";
 import type { OwnIssuerTrust } from "../identity/token-verifier.ts";
 import type { KvStore } from "../kv/index.ts";
 import { RateLimiter, type RateLimitSettings } from "../limits/rate-limiter.ts";
-import type { Logger } from "../log/logger.ts";
+import { type Logger, requestContext } from "../log/logger.ts";
+import { requestIdFrom } from "../pipeline/request-id.ts";
+import type { OriginPolicy } from "../proxy/origin-guard.ts";
+import { clientMetadataProblem, FETCHED_CLIENT_METADATA } from "./client-metadata-policy.ts";
 import { consentPage } from "./consent-page.ts";
+import { consentTextFor } from "./consent-text.ts";
+import { consentWarnings, destinationOf, KNOWN_CLIENTS, type KnownClient } from "./consent-warnings.ts";
+import { clientEndpointCors } from "./cors.ts";
 import { FederatedLogin, type PendingLogin } from "./federated-login.ts";
 import { GATEWAY_SCOPE } from "./gateway-scope.ts";
 import { kvAdapterFactory } from "./kv-adapter.ts";
 import type { OAuthSecrets } from "./oauth-secrets.ts";
+import { assertRefreshTarget } from "./refresh-target.ts";
 import { SealedStore } from "./sealed-store.ts";
 
 /** The provider name the MCP route records for users and machines holding this server's tokens. */
 export const OAUTH_SERVER_PROVIDER = "oauth_server";
 
+/** Where the interaction cookie is sent: the login and consent pages, and the identity provider's callback. */
+const INTERACTION_COOKIE_PATH = "/oauth/";
 /** How long the user has to come back from the identity provider. */
 const LOGIN_TTL_SECONDS = 600;
 /** The one "user" open registration counts against: every registration, whoever sends it, spends the same budget. */
 const REGISTRATION_BUDGET = { idp: OAUTH_SERVER_PROVIDER, sub: "registration" };
+/** How often a client's use extends its record: at most one rewrite per client in this long. */
+const CLIENT_KEEP_INTERVAL_SECONDS = 24 * 3600;
 
 const ROUTES = {
   authorization: "/oauth/authorize",
@@ -43,9 +55,6 @@ const ROUTES = {
   backchannel_authentication: "/oauth/backchannel",
   challenge: "/oauth/challenge",
 };
-
-/** Client metadata that makes the server fetch a URL the client chose: refused (SSRF), no enabled feature needs them. */
-const FETCHED_CLIENT_METADATA = ["jwks_uri", "sector_identifier_uri", "request_uris"];
 
 export interface IdentityProviderForLogin {
   issuer: string;
@@ -64,6 +73,14 @@ export interface OAuthServerOptions {
   logger: Logger;
   /** Registrations the whole gateway accepts per minute (SVC_OAUTH_REGISTRATIONS_PER_MINUTE): each one is stored. */
   registrationsPerMinute: number;
+  /** Registrations one client address may make per minute (SVC_OAUTH_REGISTRATIONS_PER_ADDRESS_PER_MINUTE). */
+  registrationsPerAddressPerMinute: number;
+  /**
+   * Every URL the library fetches goes through this (net/guarded-http.ts): https only, public addresses only unless
+   * the operator trusted the origin, no redirects, bounded size and time. The only URLs it fetches are Client ID
+   * Metadata Documents (client metadata naming other URLs to fetch is refused: client-metadata-policy.ts).
+   */
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 interface Account {
@@ -81,7 +98,9 @@ export class OAuthServer {
   readonly #logger: Logger;
   readonly #registrations: RateLimiter;
   readonly #registrationLimit: RateLimitSettings;
+  readonly #addressLimit: RateLimitSettings;
   readonly #accountTtl: number;
+  readonly #knownClients: readonly KnownClient[];
 
   constructor(options: OAuthServerOptions) {
     const { config, secrets } = options;
@@ -89,8 +108,10 @@ export class OAuthServer {
     this.#logger = options.logger;
     this.#registrations = new RateLimiter(options.kv);
     this.#registrationLimit = { limit: options.registrationsPerMinute, windowSeconds: 60 };
+    this.#addressLimit = { limit: options.registrationsPerAddressPerMinute, windowSeconds: 60 };
     this.#store = new SealedStore(options.kv, secrets.kvKey);
     this.#accountTtl = config.refresh_token_ttl;
+    this.#knownClients = [...KNOWN_CLIENTS, ...config.consent.known_clients];
     if (config.idp_client_id === undefined || config.idp_client_secret === undefined) {
       throw new Error(
         "oauth_server needs idp_client_id and idp_client_secret to log users in at the identity provider",
@@ -119,6 +140,13 @@ export class OAuthServer {
     // a TLS-terminating proxy its cookies are then Secure, and no client header can change what it believes its URL is.
     this.#provider.proxy = true;
     this.#providerCallback = this.#provider.callback();
+    this.#provider.on("grant.success", (ctx: KoaContextWithOIDC) => {
+      const clientId = ctx.oidc.client?.clientId;
+      if (clientId === undefined) return;
+      this.#keepClient(clientId, config.refresh_token_ttl).catch((error: unknown) =>
+        this.#logger.warn("could not extend a client's registration", { error }),
+      );
+    });
   }
 
   #configuration(options: OAuthServerOptions): Configuration {
@@ -128,11 +156,28 @@ export class OAuthServer {
       "base64",
     );
     const store = this.#store;
+    const metadataPolicy = {
+      machineClients: config.registration.client_credentials || secrets.registrationToken !== undefined,
+      redirectSchemes: config.registration.redirect_uri_schemes,
+    };
     return {
-      adapter: kvAdapterFactory(store),
+      adapter: kvAdapterFactory(store, { clientTtlSeconds: config.registration.unused_client_ttl }),
       jwks: { keys: secrets.signingKeys },
-      cookies: { keys: [cookieKey] },
+      cookies: {
+        keys: [cookieKey],
+        // Names of their own: another application on the gateway's host (cookies ignore ports) may use the library's.
+        names: {
+          session: "svc_oauth_session",
+          interaction: "svc_oauth_interaction",
+          resume: "svc_oauth_resume",
+        },
+        // The interaction cookie must reach /oauth/callback, where the identity provider sends the browser back: the
+        // library's default path (/oauth/interaction/<uid>) is never sent there. SameSite=Lax lets that cross-site
+        // top-level GET carry it, and Secure follows the issuer's scheme (the library sets it on https requests).
+        short: { httpOnly: true, sameSite: "lax", path: INTERACTION_COOKIE_PATH },
+      },
       routes: ROUTES,
+      fetch: options.fetch,
       // ID tokens (for clients asking for openid) signed with the gateway's key, whatever its algorithm.
       clientDefaults: {
         grant_types: ["authorization_code"],
@@ -141,8 +186,12 @@ export class OAuthServer {
         id_token_signed_response_alg: signingAlg,
       },
       clientAuthMethods: ["client_secret_basic", "client_secret_post", "none"],
+      // handle() has already refused an origin the gateway's policy does not admit (cors.ts), for every client alike.
+      clientBasedCORS: () => true,
       responseTypes: ["code"],
-      scopes: ["openid", "offline_access", GATEWAY_SCOPE],
+      // No offline_access: every client registered for refresh_token gets refresh tokens (issueRefreshToken), so the
+      // scope would grant nothing; advertised, MCP clients ask for it and users are shown a permission that is not one.
+      scopes: ["openid", GATEWAY_SCOPE],
       // PKCE with S256 (the only method the library allows by default) for every authorization request.
       pkce: { required: () => true },
       interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
@@ -158,7 +207,11 @@ export class OAuthServer {
       // Refresh tokens for every client registered for them (no offline_access ceremony), rotated on every use;
       // a rotated one presented again is reuse, and the library then revokes the whole grant.
       issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
-      rotateRefreshToken: () => true,
+      // What the library would refuse after rotating is refused before it: a failed refresh leaves the token unspent.
+      rotateRefreshToken: (ctx: KoaContextWithOIDC) => {
+        assertRefreshTarget(ctx, options.isResource);
+        return true;
+      },
       expiresWithSession: async () => false,
       findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
       // The user's groups from their last login at the identity provider, carried into every access token.
@@ -170,33 +223,29 @@ export class OAuthServer {
         return { groups: account?.groups ?? [], ...(grantId === undefined ? {} : { grant_id: grantId }) };
       },
       extraClientMetadata: {
+        // Listed so the validator sees them; it checks the whole metadata once, on the one always present.
         properties: [...FETCHED_CLIENT_METADATA, "grant_types"],
-        validator: (_ctx, key, value, metadata) => {
-          if (key === "grant_types") {
-            // A machine token for whoever asks, with no secret at all: client_credentials needs a confidential client.
-            const machine = Array.isArray(value) && value.includes("client_credentials");
-            if (machine && metadata.token_endpoint_auth_method === "none") {
-              throw new errors.InvalidClientMetadata(
-                "client_credentials needs a client secret: token_endpoint_auth_method none is for public clients using PKCE",
-              );
-            }
-            return;
-          }
-          if (value !== undefined) {
-            throw new errors.InvalidClientMetadata(
-              `${key} is not accepted: this server fetches no client-supplied URL (clients authenticate with a secret, or none with PKCE)`,
-            );
-          }
+        validator: (_ctx, key, _value, metadata) => {
+          if (key !== "grant_types") return;
+          const problem = clientMetadataProblem(metadata as Record<string, unknown>, metadataPolicy);
+          if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
         },
       },
       features: {
         devInteractions: { enabled: false },
+        // Client ID Metadata Documents: an https client_id is the URL of the client's metadata, fetched (guarded) and
+        // checked like a registration (extraClientMetadata), cached by its Cache-Control within these bounds.
+        clientIdMetadataDocument: {
+          enabled: config.client_id_metadata_documents.enabled,
+          ack: "draft-02",
+          cacheDuration: { min: 60, max: 3600 },
+        },
         clientCredentials: { enabled: true },
         revocation: { enabled: true },
         introspection: { enabled: false },
         userinfo: { enabled: false },
         registration: {
-          enabled: true,
+          enabled: config.registration.enabled,
           ...(secrets.registrationToken === undefined
             ? {}
             : { initialAccessToken: secrets.registrationToken }),
@@ -233,13 +282,40 @@ export class OAuthServer {
   readonly isGrantLive = async (grantId: string): Promise<boolean> =>
     (await this.#store.raw(this.#store.keyOf("Grant", grantId))) !== null;
 
-  /** Serves a request under /oauth/* or a discovery document. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Serves a request under /oauth/* or a discovery document, with a request id (the client's X-Request-Id when
+   * plausible) on the answer and an access-log line for it. `originPolicy`: the gateway's (SVC_ALLOWED_ORIGINS), for
+   * the endpoints browser-based clients call (cors.ts).
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, originPolicy?: OriginPolicy): Promise<void> {
+    const requestId = requestIdFrom(req.headers["x-request-id"]);
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    const route = routeOf(req.url);
+    res.setHeader("x-request-id", requestId);
+    res.once("close", () => {
+      this.#logger.info("request", {
+        request_id: requestId,
+        http_method: method,
+        path: route,
+        status: res.statusCode,
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      });
+    });
+    await requestContext.run({ requestId }, () => this.#handle(req, res, originPolicy));
+  }
+
+  async #handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    originPolicy: OriginPolicy | undefined,
+  ): Promise<void> {
     const url = new URL(req.url ?? "/", this.issuer);
     req.headers["x-forwarded-proto"] = url.protocol.slice(0, -1);
     req.headers["x-forwarded-host"] = url.host;
     const interaction = /^\/oauth\/interaction\/([^/]+)(\/confirm|\/abort)?$/.exec(url.pathname);
     try {
+      if (clientEndpointCors(req, res, url.pathname, originPolicy) === "answered") return;
       if (interaction !== null) {
         const [, uid, action] = interaction as unknown as [string, string, string | undefined];
         if (action === undefined && req.method === "GET") return await this.#interaction(req, res, uid);
@@ -249,7 +325,7 @@ export class OAuthServer {
       if (
         url.pathname === ROUTES.registration &&
         req.method === "POST" &&
-        !(await this.#admitRegistration(res))
+        !(await this.#admitRegistration(req, res))
       ) {
         return;
       }
@@ -260,35 +336,55 @@ export class OAuthServer {
         req.url = "/.well-known/openid-configuration";
       this.#providerCallback(req, res);
     } catch (error) {
-      this.#logger.warn("oauth interaction failed", { error });
+      this.#logger.warn("oauth interaction failed", { path: routeOf(req.url), error });
       if (!res.headersSent) plain(res, 400, `The login could not be completed: ${describe(error)}`);
     }
   }
 
   /**
-   * Every registration is a record kept for a year, and open registration lets anyone register: one budget for the
-   * whole gateway (all replicas) bounds what strangers can store. Over it: 429, Retry-After. The store unreachable:
-   * refused too (the registration could not be stored anyway).
+   * Every registration is a stored record, and open registration lets anyone register: one budget per client address
+   * (one flooding machine cannot spend the gateway's), and one for the whole gateway (all replicas) bounds what
+   * strangers can store together. Over either: 429, Retry-After. The store unreachable: refused too (the registration
+   * could not be stored anyway). Only registration counts here: token requests, refreshes included, never do.
    */
-  async #admitRegistration(res: ServerResponse): Promise<boolean> {
-    const result = await this.#registrations.check(REGISTRATION_BUDGET, this.#registrationLimit);
+  async #admitRegistration(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const address = {
+      idp: OAUTH_SERVER_PROVIDER,
+      sub: `registration:${addressBucket(req.socket.remoteAddress)}`,
+    };
+    const byAddress = await this.#registrations.check(address, this.#addressLimit);
+    const result =
+      byAddress.outcome === "admitted"
+        ? await this.#registrations.check(REGISTRATION_BUDGET, this.#registrationLimit)
+        : byAddress;
     if (result.outcome === "admitted") return true;
     const retry = result.outcome === "refused" ? result.retryAfterSeconds : 5;
+    const description =
+      result.outcome !== "refused"
+        ? "client registration is unavailable (the store is unreachable)"
+        : byAddress.outcome === "refused"
+          ? `too many client registrations from this address (over ${this.#addressLimit.limit} a minute); retry in ${retry} s`
+          : `too many client registrations on this gateway (over ${this.#registrationLimit.limit} a minute); retry in ${retry} s`;
     res.writeHead(result.outcome === "refused" ? 429 : 503, {
       "content-type": "application/json",
       "cache-control": "no-store",
       "retry-after": String(retry),
     });
-    res.end(
-      JSON.stringify({
-        error: "temporarily_unavailable",
-        error_description:
-          result.outcome === "refused"
-            ? `too many client registrations on this gateway (over ${this.#registrationLimit.limit} a minute); retry in ${retry} s`
-            : "client registration is unavailable (the store is unreachable)",
-      }),
-    );
+    res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: description }));
     return false;
+  }
+
+  /**
+   * A registered client lives as long as it is used: registration stores it for `unused_client_ttl`, and each token it
+   * obtains keeps it for `refresh_token_ttl` more (so it never goes before a refresh token it holds). One rewrite per
+   * client a day at most. Clients identified by a metadata document are not stored, so there is nothing to keep.
+   */
+  async #keepClient(clientId: string, refreshTtl: number): Promise<void> {
+    const marker = this.#store.keyOf("Client:kept", clientId);
+    if (!(await this.#store.setIfAbsent(marker, "1", CLIENT_KEEP_INTERVAL_SECONDS))) return;
+    const key = this.#store.keyOf("Client", clientId);
+    const record = await this.#store.get<unknown>(key);
+    if (record !== undefined) await this.#store.set(key, record, refreshTtl + CLIENT_KEEP_INTERVAL_SECONDS);
   }
 
   /** The user arrives from /oauth/authorize: send them to log in, or ask for consent. */
@@ -302,20 +398,38 @@ export class OAuthServer {
       res.end();
       return;
     }
-    const client = await this.#provider.Client.find(String(details.params.client_id));
+    const clientId = String(details.params.client_id);
+    const client = await this.#provider.Client.find(clientId);
+    const clientName = client?.clientName ?? clientId;
     const resources = details.params.resource;
+    // What the user grants is what is missing from their grant, and only scopes this server knows.
+    const missing = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const scopes = [
+      ...new Set([
+        ...(missing.missingOIDCScope ?? []),
+        ...Object.values(missing.missingResourceScopes ?? {}).flat(),
+      ]),
+    ];
+    const destination = destinationOf(String(details.params.redirect_uri));
+    const text = consentTextFor(req.headers["accept-language"]);
     const html = consentPage({
       uid,
-      clientName: client?.clientName ?? String(details.params.client_id),
-      clientId: String(details.params.client_id),
+      clientName,
+      clientId,
       user: details.session?.accountId ?? "",
-      scopes: String(details.params.scope ?? "")
-        .split(" ")
-        .filter(Boolean),
+      scopes,
       resources: Array.isArray(resources) ? resources.map(String) : resources ? [String(resources)] : [],
+      destination,
+      warnings: consentWarnings(clientName, destination, this.#knownClients),
+      text,
     });
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
+      "content-language": text.lang,
+      vary: "accept-language",
       "cache-control": "no-store",
       // No framing (clickjacking the Allow button), no script, nothing loaded. No form-action: browsers apply it to
       // the redirects after the POST too, and the last one goes to the client's redirect URI, another origin.
@@ -395,6 +509,12 @@ function publicPart(key: JWK): JWK {
   return rest as JWK;
 }
 
+/** The path for the access log: no query (codes, state), and no interaction id (it opens the user's login). */
+function routeOf(url: string | undefined): string {
+  const path = (url ?? "/").split("?")[0] as string;
+  return path.replace(/^\/oauth\/(interaction|authorize)\/[^/]+/, "/oauth/$1/{uid}").slice(0, 200);
+}
+
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const description = (error as { error_description?: string }).error_description;
@@ -406,4 +526,15 @@ function describe(error: unknown): string {
 function plain(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
   res.end(`${text}\n`);
+}
+
+/**
+ * The budget a registration from `address` counts against: the IPv4 address (an IPv4-mapped one as IPv4), or an IPv6
+ * address's /64 (one subscriber's network, where each machine can take as many addresses as it likes).
+ */
+function addressBucket(address: string | undefined): string {
+  if (address === undefined || !ipaddr.isValid(address)) return address ?? "unknown";
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  return `${(parsed.toNormalizedString().split(":").slice(0, 4) as string[]).join(":")}::/64`;
 }

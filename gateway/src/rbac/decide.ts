@@ -34,7 +34,7 @@ export function decide(
   hints?: ToolHints,
 ): RbacDecision {
   if (server.rbac_enabled) {
-    const verdict = byMode(server.rbac_mode, server.allowed_groups, server.denied_groups, groups);
+    const verdict = byMode(server.rbac_mode, server.allowed_groups, server.denied_groups, groups, policy);
     if (!verdict.allowed)
       return { allowed: false, rule: "server", reason: `server ${server.name}: ${verdict.reason}` };
   }
@@ -71,7 +71,13 @@ function byCapabilityRule(
         rule: `override:${override.capability}`,
         reason: "RBAC off for this capability",
       };
-    const verdict = byMode(override.rbac_mode, override.allowed_groups, override.denied_groups, groups);
+    const verdict = byMode(
+      override.rbac_mode,
+      override.allowed_groups,
+      override.denied_groups,
+      groups,
+      policy,
+    );
     return {
       allowed: verdict.allowed,
       rule: `override:${override.capability}`,
@@ -87,7 +93,7 @@ function byCapabilityRule(
         : "unspecified";
   const defaults = policy.capability_rbac[category].default_groups;
   if (defaults.length === 0) return ALLOWED_BY_NO_RULE;
-  const verdict = byMode("allow", defaults, [], groups);
+  const verdict = byMode("allow", defaults, [], groups, policy);
   return {
     allowed: verdict.allowed,
     rule: `default:${category}`,
@@ -95,17 +101,31 @@ function byCapabilityRule(
   };
 }
 
+/**
+ * Mode deny refuses members of the denied groups, so it can only judge a caller whose groups it knows: a caller with
+ * no group at all (a token without a group claim, a machine client, nothing from group sync) is refused too unless
+ * the operator says such callers may pass (gateway_policy.server_rbac.deny_requires_groups: false). Otherwise anyone
+ * able to get a token without groups — a registered machine client, an identity provider not set up for group
+ * claims — would pass every deny list.
+ */
 function byMode(
   mode: "allow" | "deny",
   allowed: readonly string[],
   denied: readonly string[],
   groups: readonly string[],
+  policy: GatewayPolicy,
 ): { allowed: boolean; reason: string } {
   if (mode === "allow") {
     const match = groups.find((g) => allowed.includes(g));
     return match === undefined
       ? { allowed: false, reason: "not in an allowed group" }
       : { allowed: true, reason: `allowed through group ${match}` };
+  }
+  if (groups.length === 0 && policy.server_rbac.deny_requires_groups) {
+    return {
+      allowed: false,
+      reason: "no groups: mode deny admits only callers whose groups are known (deny_requires_groups)",
+    };
   }
   const match = groups.find((g) => denied.includes(g));
   return match === undefined

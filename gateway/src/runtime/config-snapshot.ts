@@ -1,6 +1,8 @@
 // Everything the request path needs from a loaded configuration, computed once per load or reload so no
 // request ever parses a URL or reads the environment. A request keeps the snapshot it started with, which
 // is how in-flight requests finish on their own config while a reload swaps in the next one.
+
+import { audienceProblems, gatewayOriginOf } from "../config/audience-rule.ts";
 import { ConfigError, type ConfigProblem, type LoadedConfig, type ServerConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
 import { formatPath } from "../config/problems.ts";
@@ -152,11 +154,15 @@ export function buildSnapshot(
       };
     routes.set(server.name, route);
   }
+  const gatewayOrigin = gatewayOriginOf(env.SVC_PUBLIC_URL, loaded.config.oauth_server?.issuer);
+  for (const { path, message } of audienceProblems(loaded.config.identity_providers, gatewayOrigin)) {
+    problems.push({ path: formatPath(path), message });
+  }
   if (problems.length > 0) {
     void detectors.close();
     throw new ConfigError(uniqueProblems(problems), loaded.source);
   }
-  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous, ownIssuer);
+  const auth = authModeFor(loaded.config.identity_providers, allowAnonymous, ownIssuer, gatewayOrigin);
   const { rate_limiting, replay_protection } = loaded.config.security;
   const rateLimit = rate_limiting.enabled
     ? { limit: rate_limiting.requests_per_minute, windowSeconds: rate_limiting.window_seconds }

@@ -8,7 +8,7 @@ import { errorResponse } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { protectedResourceMetadata } from "../identity/resource-metadata.ts";
 import { handleMcpRequest, type McpPipelineDeps } from "../pipeline/mcp-pipeline.ts";
-import { corsResponseHeaders } from "../proxy/cors.ts";
+import { corsResponseHeaders, preflightAnswer } from "../proxy/cors.ts";
 import { checkOrigin } from "../proxy/origin-guard.ts";
 import type { ProxyAnswer } from "../proxy/proxy-answer.ts";
 import type { GatewayMetrics } from "../runtime/metrics.ts";
@@ -75,6 +75,21 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
   };
   app.get("/.well-known/oauth-protected-resource", (c) => metadata(c));
   app.get("/.well-known/oauth-protected-resource/:server/mcp", (c) => metadata(c, c.req.param("server")));
+  // The preflight of a browser-based client's metadata request, under the same Origin/Host guard.
+  const metadataPreflight = (c: Context<{ Bindings: HttpBindings }>): Response => {
+    const requestId = randomUUID();
+    const origin = c.req.header("origin");
+    const refusal = checkOrigin(deps.originPolicy, origin, c.req.header("host"));
+    if (refusal !== undefined || origin === undefined) {
+      return errorResponse(refusal ?? new GatewayError("path_not_found", "Not a CORS preflight"), {
+        requestId,
+      });
+    }
+    const answer = preflightAnswer(origin, requestId);
+    return new Response(null, { status: answer.status, headers: answer.headers });
+  };
+  app.options("/.well-known/oauth-protected-resource", metadataPreflight);
+  app.options("/.well-known/oauth-protected-resource/:server/mcp", metadataPreflight);
   // The authorization server (oauth_server) owns /oauth/* and its discovery documents; oidc-provider writes the
   // response itself on the Node objects.
   const oauth = async (c: Context<{ Bindings: HttpBindings }>): Promise<Response> => {
@@ -88,11 +103,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<{ Bindings: HttpBin
         { requestId: randomUUID() },
       );
     }
-    await server.handle(c.env.incoming, c.env.outgoing);
+    await server.handle(c.env.incoming, c.env.outgoing, deps.originPolicy);
     return RESPONSE_ALREADY_SENT;
   };
-  app.get("/.well-known/oauth-authorization-server", oauth);
-  app.get("/.well-known/openid-configuration", oauth);
+  // GET and the CORS preflight a browser-based client sends first (it adds MCP-Protocol-Version).
+  for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]) {
+    app.get(path, oauth);
+    app.options(path, oauth);
+  }
   // Upstream OAuth's callback and connections live under /oauth/upstream/, before the authorization server's catch-all.
   installUpstreamOAuthRoutes(app, deps);
   // After /{server}/mcp: /oauth/mcp stays an MCP route (no oauth_server endpoint has that path). A plain request

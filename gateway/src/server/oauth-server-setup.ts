@@ -5,6 +5,7 @@ import type { LoadedConfig } from "../config/index.ts";
 import { oauthIssuerOf } from "../identity/resource-metadata.ts";
 import type { KvStore } from "../kv/index.ts";
 import type { Logger } from "../log/logger.ts";
+import { createGuardedFetch } from "../net/guarded-http.ts";
 import { readOAuthSecrets } from "../oauth/oauth-secrets.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
@@ -17,16 +18,16 @@ export interface OAuthServerSetup {
   currentConfig: () => ConfigSnapshot | undefined;
 }
 
-const DEFAULT_REGISTRATIONS_PER_MINUTE = 60;
+/** A metadata document is a few hundred bytes, fetched while a user waits at the authorization endpoint. */
+const CIMD_FETCH_TIMEOUT_MS = 5000;
+const CIMD_MAX_BYTES = 64 * 1024;
 
-function registrationsPerMinute(env: Record<string, string | undefined>): number {
-  const text = env.SVC_OAUTH_REGISTRATIONS_PER_MINUTE?.trim();
-  if (text === undefined || text === "") return DEFAULT_REGISTRATIONS_PER_MINUTE;
+function perMinute(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const text = env[name]?.trim();
+  if (text === undefined || text === "") return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1 || value > 100_000) {
-    throw new Error(
-      `SVC_OAUTH_REGISTRATIONS_PER_MINUTE must be a whole number from 1 to 100000, got '${text}'`,
-    );
+    throw new Error(`${name} must be a whole number from 1 to 100000, got '${text}'`);
   }
   return value;
 }
@@ -85,12 +86,27 @@ export async function buildOAuthServer(
       );
     },
     logger: setup.logger,
-    registrationsPerMinute: registrationsPerMinute(setup.env),
+    fetch: createGuardedFetch({
+      trustedOrigin: (origin) => config.client_id_metadata_documents.trusted_origins.includes(origin),
+      timeoutMs: CIMD_FETCH_TIMEOUT_MS,
+      maxResponseBytes: CIMD_MAX_BYTES,
+    }),
+    registrationsPerMinute: perMinute(setup.env, "SVC_OAUTH_REGISTRATIONS_PER_MINUTE", 60),
+    registrationsPerAddressPerMinute: perMinute(
+      setup.env,
+      "SVC_OAUTH_REGISTRATIONS_PER_ADDRESS_PER_MINUTE",
+      10,
+    ),
   });
   setup.logger.info("oauth authorization server on", {
     issuer,
     login_provider: provider.name,
-    registration: secrets.registrationToken === undefined ? "open" : "initial access token required",
+    client_id_metadata_documents: config.client_id_metadata_documents.enabled ? "on" : "off",
+    registration: !config.registration.enabled
+      ? "off"
+      : secrets.registrationToken === undefined
+        ? "open"
+        : "initial access token required",
   });
   return server;
 }

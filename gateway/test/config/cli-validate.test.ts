@@ -47,6 +47,30 @@ describe("svc-gateway validate", () => {
     expect(run.stdout).not.toContain("dev-only");
   });
 
+  test("an identity provider without api_identifiers: refused unless the gateway knows its public URL", async () => {
+    await writeFile(
+      path.join(dir, "no-audience.yaml"),
+      [
+        'version: "1.0"',
+        "identity_providers:",
+        "  - name: corp",
+        "    type: hosted_idp",
+        "    issuer: https://login.example.com/",
+        "    jwks_uri: https://login.example.com/jwks",
+        "",
+      ].join("\n"),
+    );
+    const refused = await svcGateway(["validate", "-c", "no-audience.yaml"], { env: { SVC_PUBLIC_URL: "" } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /identity_providers\[0\]\.api_identifiers: is empty .*any other API.*Set api_identifiers .*or set SVC_PUBLIC_URL/,
+    );
+    const known = await svcGateway(["validate", "-c", "no-audience.yaml"], {
+      env: { SVC_PUBLIC_URL: "https://mcp.example.com" },
+    });
+    expect(known.code, known.stderr).toBe(0);
+  });
+
   test("an invalid file: exit 1, one line per problem on stderr", async () => {
     const run = await svcGateway(["validate", "-c", "bad.yaml"]);
     expect(run.code).toBe(1);

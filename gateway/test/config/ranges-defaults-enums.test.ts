@@ -105,6 +105,7 @@ describe("every default is applied", () => {
           allowed_groups: [],
           denied_groups: [],
           capability_rbac_enabled: false,
+          deny_requires_groups: true,
         },
         capability_rbac: {
           read_only: { default_groups: [] },
@@ -137,6 +138,14 @@ describe("every default is applied", () => {
       token_ttl: 3600,
       refresh_token_ttl: 604800,
       authorization_code_ttl: 60,
+      registration: {
+        enabled: true,
+        client_credentials: false,
+        unused_client_ttl: 86400,
+        redirect_uri_schemes: [],
+      },
+      client_id_metadata_documents: { enabled: true, trusted_origins: [] },
+      consent: { known_clients: [] },
     });
     expect(config.exporters.search_index[0]).toEqual({
       name: "es",

@@ -24,6 +24,7 @@ identity_providers:
     type: hosted_idp
     issuer: https://idp.example.com/
     jwks_uri: https://idp.example.com/jwks
+    api_identifiers: [https://gateway.example.com]
     client_id: \${SYNC_CLIENT_ID:}
     client_secret: \${SYNC_CLIENT_SECRET:}
 `,

@@ -68,9 +68,32 @@ describe("tokens the identity provider issues", () => {
     );
   });
 
-  test("without api_identifiers any audience is accepted", async () => {
-    const verifier = new TokenVerifier(providers([{ ...corporate(), api_identifiers: [] }]));
-    expect((await verifier.verify(await idp.token({ resource: "https://other.test/api" }))).idp).toBe("corp");
+  describe("without api_identifiers: the gateway's own resource URLs (RFC 8707), never any audience", () => {
+    const gatewayOrigin = "https://mcp.example.com";
+    const verifier = () =>
+      new TokenVerifier(providers([{ ...corporate(), api_identifiers: [] }]), { gatewayOrigin });
+
+    test("a token for another API of the provider is refused", async () => {
+      expect(await rejection(verifier(), await idp.token({ resource: "https://other.test/api" }))).toBe(
+        "wrong_audience",
+      );
+      expect(
+        await rejection(verifier(), await idp.token({ resource: "https://mcp.example.com.evil/x/mcp" })),
+      ).toBe("wrong_audience");
+    });
+
+    test("a token for the gateway or one of its servers is accepted, naming that resource", async () => {
+      const whole = await verifier().verify(await idp.token({ resource: gatewayOrigin }));
+      expect(whole.resources).toEqual([gatewayOrigin]);
+      const one = await verifier().verify(await idp.token({ resource: `${gatewayOrigin}/tools/mcp` }));
+      expect(one.resources).toEqual([`${gatewayOrigin}/tools/mcp`]);
+    });
+
+    test("without the gateway's public URL such a provider cannot be trusted at all", () => {
+      expect(() => new TokenVerifier(providers([{ ...corporate(), api_identifiers: [] }]))).toThrow(
+        /no api_identifiers and the gateway's public URL is unknown/,
+      );
+    });
   });
 });
 
@@ -206,6 +229,7 @@ describe("directory_idp issuers", () => {
             tenant_id: tenant,
             issuer: `https://login.microsoftonline.com/${tenant}/v2.0`,
             jwks_uri: idp.jwksUri,
+            api_identifiers: ["api://gw"],
           },
         ]),
       );
@@ -222,6 +246,7 @@ describe("directory_idp issuers", () => {
           tenant_id: tenant,
           issuer: `https://login.microsoftonline.com/${tenant}/v2.0`,
           jwks_uri: idp.jwksUri,
+          api_identifiers: ["api://gw"],
         },
       ]),
     );

@@ -6,7 +6,7 @@ import { freePort } from "../../bench/free-port.ts";
 import { connectClient } from "../proxy/support/gateway.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { type CompanyIdp, startCompanyIdp } from "./support/company-idp.ts";
-import { startOAuthGateway } from "./support/oauth-gateway.ts";
+import { MACHINE_CLIENTS_YAML, startOAuthGateway } from "./support/oauth-gateway.ts";
 import {
   authorizeUrl,
   pkce,
@@ -31,13 +31,14 @@ beforeAll(async () => {
     port,
     idpIssuer: idp.issuer,
     upstreamUrl: upstream.url,
+    oauthYaml: MACHINE_CLIENTS_YAML,
     env: { SVC_OAUTH_DEV_KEYS: "true", SVC_PUBLIC_URL: PUBLIC },
   });
   issuerOnly = await startOAuthGateway({
     port: await freePort(),
     idpIssuer: idp.issuer,
     upstreamUrl: upstream.url,
-    oauthYaml: `  issuer: ${PUBLIC}`,
+    oauthYaml: `  issuer: ${PUBLIC}\n${MACHINE_CLIENTS_YAML}`,
     env: { SVC_OAUTH_DEV_KEYS: "true", SVC_PUBLIC_URL: "" },
   });
 }, 60_000);

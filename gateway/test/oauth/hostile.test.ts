@@ -1,6 +1,7 @@
 // What a hostile or broken client tries against the gateway's authorization server, each refused: PKCE missing or
 // wrong, a code used twice, a redirect URI not registered or differing by a path segment, open redirects, a token
-// for another resource, a rotated refresh token reused (the whole family revoked), a client registering a jwks_uri
+// for another resource, a refresh for a resource outside the grant (refused before the token is spent), a rotated
+// refresh token reused (the whole family revoked), a client registering a jwks_uri
 // on loopback for the server to fetch (SSRF).
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import {
   refresh,
   register,
   registerPublicClient,
+  token,
 } from "./support/oauth-requests.ts";
 
 let stack: OAuthStack;
@@ -193,6 +195,34 @@ describe("resources (RFC 8707)", () => {
 });
 
 describe("refresh token rotation", () => {
+  it("refuses a resource outside the grant without spending the refresh token", async () => {
+    const { code, verifier } = await authorizationCode(stack.url, clientId, tools);
+    const issued = await exchange(stack.url, clientId, code, verifier, tools);
+    const first = issued.body.refresh_token as string;
+    for (const resource of [`${stack.url}/other/mcp`, "https://attacker.example/mcp"]) {
+      const wrong = await token(stack.url, {
+        grant_type: "refresh_token",
+        client_id: clientId,
+        refresh_token: first,
+        resource,
+      });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.error).toBe("invalid_target");
+    }
+    // The same token, with the granted resource: no reuse, no revocation, a working access token.
+    const right = await token(stack.url, {
+      grant_type: "refresh_token",
+      client_id: clientId,
+      refresh_token: first,
+      resource: tools,
+    });
+    expect(right.status).toBe(200);
+    const { client } = await connectClient(tools, {
+      headers: { authorization: `Bearer ${right.body.access_token}` },
+    });
+    await client.close();
+  }, 60_000);
+
   it("revokes the whole family when a rotated refresh token is used again", async () => {
     const { code, verifier } = await authorizationCode(stack.url, clientId, tools);
     const issued = await exchange(stack.url, clientId, code, verifier, tools);

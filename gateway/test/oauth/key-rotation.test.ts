@@ -8,7 +8,7 @@ import { freePort } from "../../bench/free-port.ts";
 import { RedisServer } from "../kv/redis-server.ts";
 import { startUpstream, type Upstream } from "../proxy/support/upstream.ts";
 import { type CompanyIdp, startCompanyIdp } from "./support/company-idp.ts";
-import { startOAuthGateway } from "./support/oauth-gateway.ts";
+import { MACHINE_CLIENTS_YAML, startOAuthGateway } from "./support/oauth-gateway.ts";
 import { register, token } from "./support/oauth-requests.ts";
 
 type Gateway = Awaited<ReturnType<typeof startOAuthGateway>>;
@@ -40,6 +40,7 @@ beforeAll(async () => {
       port,
       idpIssuer: idp.issuer,
       upstreamUrl: upstream.url,
+      oauthYaml: MACHINE_CLIENTS_YAML,
       env: {
         REDIS_URL: redis.url,
         SVC_PUBLIC_URL: publicUrl,

@@ -9,13 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../proxy/support/gateway.ts";
 import { Browser } from "./support/browser.ts";
 import { CLIENT_REDIRECT, MemoryClientProvider } from "./support/client-provider.ts";
-import { type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
+import { MACHINE_CLIENTS_YAML, type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
 import { refresh, register, token } from "./support/oauth-requests.ts";
 
 let stack: OAuthStack;
 
 beforeAll(async () => {
-  stack = await startOAuthStack();
+  // The SPEC's machine path (DCR, then client_credentials) is on here, as an operator turns it on.
+  stack = await startOAuthStack(undefined, { oauthYaml: MACHINE_CLIENTS_YAML });
 }, 60_000);
 
 afterAll(async () => {

@@ -1,8 +1,7 @@
-// Dynamic Client Registration's two modes (open, or behind an initial access token), the client authentication
-// methods, and the consent page's handling of what a client names itself.
+// Dynamic Client Registration's two modes (open, or behind an initial access token) and the client authentication
+// methods.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consentPage } from "../../src/oauth/consent-page.ts";
-import { type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
+import { MACHINE_CLIENTS_YAML, type OAuthStack, startOAuthStack } from "./support/oauth-gateway.ts";
 import { REDIRECT, register, token } from "./support/oauth-requests.ts";
 
 const MACHINE = {
@@ -49,10 +48,10 @@ describe("registration behind an initial access token (SVC_OAUTH_REGISTRATION_TO
   });
 });
 
-describe("open registration and client authentication", () => {
+describe("open registration with machine clients allowed by the operator, and client authentication", () => {
   let stack: OAuthStack;
   beforeAll(async () => {
-    stack = await startOAuthStack();
+    stack = await startOAuthStack(undefined, { oauthYaml: MACHINE_CLIENTS_YAML });
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
@@ -95,23 +94,5 @@ describe("open registration and client authentication", () => {
     });
     expect(status).toBe(201);
     expect(body.client_secret).toBeUndefined();
-  });
-});
-
-describe("the consent page", () => {
-  it("escapes what the client chose to be called, and posts only to the gateway", () => {
-    const html = consentPage({
-      uid: "u1",
-      clientName: '<script>alert(1)</script>"',
-      clientId: "c<1>",
-      user: "alice",
-      scopes: ["mcp"],
-      resources: ["https://gw.example/tools/mcp"],
-    });
-    expect(html).not.toContain("<script>");
-    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;&quot;");
-    expect(html).toContain("c&lt;1&gt;");
-    expect(html).toContain('action="/oauth/interaction/u1/confirm"');
-    expect(html).toContain('action="/oauth/interaction/u1/abort"');
   });
 });

@@ -45,11 +45,32 @@ describe("server level", () => {
     expect(allowed(config, ["sales"])).toBe(false);
     expect(allowed(config, [])).toBe(false);
   });
-  test("deny mode refuses only denied groups", () => {
+  test("deny mode refuses denied groups, and callers with no group at all", () => {
     const config = configWith({ rbac_enabled: true, rbac_mode: "deny", denied_groups: ["contractors"] });
     expect(allowed(config, ["eng"])).toBe(true);
-    expect(allowed(config, [])).toBe(true);
     expect(allowed(config, ["eng", "contractors"])).toBe(false);
+    const none = decide(firstServer(config), config.gateway_policy, []);
+    expect(none.allowed).toBe(false);
+    expect(none.reason).toMatch(/no groups/);
+  });
+  test("deny mode admits callers with no group where the operator says so (deny_requires_groups: false)", () => {
+    const config = configWith(
+      { rbac_enabled: true, rbac_mode: "deny", denied_groups: ["contractors"] },
+      { server_rbac: { deny_requires_groups: false } },
+    );
+    expect(allowed(config, [])).toBe(true);
+    expect(allowed(config, ["contractors"])).toBe(false);
+  });
+  test("a deny-mode override refuses callers with no group too", () => {
+    const config = configWith({
+      capability_rbac_enabled: true,
+      capability_overrides: [
+        { capability: "tools/drop_table", rbac_mode: "deny", denied_groups: ["interns"] },
+      ],
+    });
+    expect(allowed(config, [], "tools/drop_table")).toBe(false);
+    expect(allowed(config, ["eng"], "tools/drop_table")).toBe(true);
+    expect(allowed(config, [], "tools/select")).toBe(true);
   });
   test("gateway_policy.server_rbac provides the defaults", () => {
     const config = configWith({}, { server_rbac: { rbac_enabled: true, allowed_groups: ["staff"] } });

@@ -1,6 +1,7 @@
-// The user's browser in the OAuth-server tests: follows redirects with a cookie jar per origin, and on an HTML page
-// submits its first form, typing the user name into a login field. It stops at the client's redirect URI, which a
-// real browser would hand to the client, and returns that URL (with its code, or error).
+// The user's browser in the OAuth-server tests that need no real one: follows redirects with a cookie jar per origin
+// that keeps each cookie's path as a browser does, and on an HTML page submits its first form, typing the user name
+// into a login field. It stops at the client's redirect URI, which a real browser would hand to the client, and
+// returns that URL (with its code, or error). The login in a real browser is chromium-login.test.ts.
 
 export interface BrowserResult {
   /** The URL at the client's redirect URI. */
@@ -12,14 +13,21 @@ export interface BrowserResult {
 const MAX_STEPS = 30;
 
 export class Browser {
-  readonly #jar = new Map<string, Map<string, string>>();
+  readonly #jar = new Map<string, Map<string, Cookie>>();
 
-  /** `deny`: on a page with a form posting to .../abort (the consent page's Deny), submit that one. */
+  /**
+   * `deny`: on a page with a form posting to .../abort (the consent page's Deny), submit that one. `onPage`: sees
+   * every HTML page before its form is submitted. `acceptLanguage`: the browser's language preference.
+   */
   async authorize(
     start: string,
     redirectUri: string,
     user: string,
-    { deny = false }: { deny?: boolean } = {},
+    {
+      deny = false,
+      onPage,
+      acceptLanguage,
+    }: { deny?: boolean; onPage?: (url: URL, html: string) => void; acceptLanguage?: string } = {},
   ): Promise<BrowserResult> {
     let url = new URL(start);
     let method = "GET";
@@ -33,6 +41,7 @@ export class Browser {
         redirect: "manual",
         headers: {
           cookie: this.#cookiesFor(url),
+          ...(acceptLanguage === undefined ? {} : { "accept-language": acceptLanguage }),
           ...(body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" }),
         },
         ...(body === undefined ? {} : { body }),
@@ -46,6 +55,7 @@ export class Browser {
         continue;
       }
       const text = await response.text();
+      onPage?.(url, text);
       const forms = [...text.matchAll(/<form([^>]*)>([\s\S]*?)<\/form>/gi)];
       const form =
         (deny ? forms.find((f) => /action="[^"]*\/abort"/.test(f[1] as string)) : undefined) ?? forms[0];
@@ -65,23 +75,45 @@ export class Browser {
     throw new Error(`more than ${MAX_STEPS} steps: ${visited.join(" -> ")}`);
   }
 
+  /** The cookies a browser sends to `url`: its origin's, whose Path matches (RFC 6265 5.1.4). */
   #cookiesFor(url: URL): string {
-    return [...(this.#jar.get(url.origin) ?? new Map())]
-      .map(([name, value]) => `${name}=${value}`)
+    return [...(this.#jar.get(url.origin)?.values() ?? [])]
+      .filter((cookie) => pathMatches(url.pathname, cookie.path))
+      .map((cookie) => `${cookie.name}=${cookie.value}`)
       .join("; ");
   }
 
   #store(url: URL, setCookies: string[]): void {
-    const jar = this.#jar.get(url.origin) ?? new Map<string, string>();
+    const jar = this.#jar.get(url.origin) ?? new Map<string, Cookie>();
     this.#jar.set(url.origin, jar);
     for (const line of setCookies) {
-      const [pair] = line.split(";");
+      const [pair, ...attributes] = line.split(";");
       const eq = (pair as string).indexOf("=");
       const name = (pair as string).slice(0, eq).trim();
       const value = (pair as string).slice(eq + 1).trim();
+      const pathAttribute = attributes.map((a) => a.trim()).find((a) => a.toLowerCase().startsWith("path="));
+      const path = pathAttribute?.slice("path=".length) || defaultPath(url.pathname);
+      const key = `${name};${path}`;
       const expired = /max-age=0|expires=Thu, 01 Jan 1970/i.test(line);
-      if (value === "" || expired) jar.delete(name);
-      else jar.set(name, value);
+      if (value === "" || expired) jar.delete(key);
+      else jar.set(key, { value, path, name });
     }
   }
+}
+
+interface Cookie {
+  name: string;
+  value: string;
+  path: string;
+}
+
+function pathMatches(requestPath: string, cookiePath: string): boolean {
+  if (requestPath === cookiePath) return true;
+  if (!requestPath.startsWith(cookiePath)) return false;
+  return cookiePath.endsWith("/") || requestPath[cookiePath.length] === "/";
+}
+
+function defaultPath(requestPath: string): string {
+  const last = requestPath.lastIndexOf("/");
+  return last <= 0 ? "/" : requestPath.slice(0, last);
 }

@@ -10,19 +10,29 @@ import type {
 export const CLIENT_REDIRECT = "http://127.0.0.1:1/callback";
 
 export class MemoryClientProvider implements OAuthClientProvider {
+  readonly #redirect: string;
   client: OAuthClientInformationFull | undefined;
   stored: OAuthTokens | undefined;
   verifier = "";
   authorizationUrl: URL | undefined;
 
+  /** An https URL: the client identifies by its Client ID Metadata Document there, where the server supports it. */
+  readonly clientMetadataUrl: string | undefined;
+
+  /** `redirect`: where the client listens for the code (a desktop client's loopback server). */
+  constructor(redirect = CLIENT_REDIRECT, clientMetadataUrl?: string) {
+    this.#redirect = redirect;
+    this.clientMetadataUrl = clientMetadataUrl;
+  }
+
   get redirectUrl(): string {
-    return CLIENT_REDIRECT;
+    return this.#redirect;
   }
 
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: "Test <b>Assistant</b>",
-      redirect_uris: [CLIENT_REDIRECT],
+      redirect_uris: [this.#redirect],
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",

@@ -16,14 +16,22 @@ export interface CompanyIdp {
 export async function startCompanyIdp(options: {
   gatewayUrl: string;
   groups: Record<string, string[]>;
+  /**
+   * The loopback address to serve on. A real browser keeps cookies per host, not per port: the Chromium tests put the
+   * identity provider on ::1 and the gateway on 127.0.0.1, two sites as in a deployment, so neither sees the other's
+   * cookies and the return to the gateway is a cross-site navigation (SameSite applies).
+   */
+  host?: "127.0.0.1" | "::1";
 }): Promise<CompanyIdp> {
   let handler: Parameters<typeof createServer>[1] = (_req, res) => {
     res.statusCode = 503;
     res.end();
   };
   const server: Server = createServer((req, res) => handler?.(req, res));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const issuer = host === "::1" ? `http://[::1]:${port}` : `http://127.0.0.1:${port}`;
   const key = generateSigningKey("RS256");
   const provider = new Provider(issuer, {
     clients: [

@@ -9,6 +9,9 @@ import { TEST_GATEWAY_ENV } from "../../proxy/support/gateway.ts";
 import { startUpstream } from "../../proxy/support/upstream.ts";
 import { GATEWAY_CLIENT, startCompanyIdp } from "./company-idp.ts";
 
+/** oauth_server lines with which the operator lets registered clients use client_credentials (machine clients). */
+export const MACHINE_CLIENTS_YAML = "  registration:\n    client_credentials: true";
+
 export interface OAuthGatewayOptions {
   port: number;
   idpIssuer: string;
@@ -16,6 +19,8 @@ export interface OAuthGatewayOptions {
   env?: Record<string, string>;
   /** YAML lines added under oauth_server. */
   oauthYaml?: string;
+  /** Top-level YAML added after oauth_server (e.g. gateway_policy). */
+  extraYaml?: string;
 }
 
 export function oauthGatewayConfig(options: OAuthGatewayOptions): string {
@@ -37,6 +42,7 @@ export function oauthGatewayConfig(options: OAuthGatewayOptions): string {
     `  idp_client_id: ${GATEWAY_CLIENT.id}`,
     `  idp_client_secret: ${GATEWAY_CLIENT.secret}`,
     ...(options.oauthYaml === undefined ? [] : [options.oauthYaml]),
+    ...(options.extraYaml === undefined ? [] : [options.extraYaml]),
     "",
   ].join("\n");
 }
@@ -72,17 +78,35 @@ export interface OAuthStack {
   close(): Promise<void>;
 }
 
+export interface OAuthStackOptions {
+  /** Where the company identity provider listens (startCompanyIdp's host). */
+  idpHost?: "127.0.0.1" | "::1";
+  /** YAML lines added under oauth_server. */
+  oauthYaml?: string;
+  /** Top-level YAML added after oauth_server. */
+  extraYaml?: string;
+}
+
 /** The company identity provider (alice: staff, eng), an upstream and a gateway with oauth_server on. */
 export async function startOAuthStack(
   env: Record<string, string> = { SVC_OAUTH_DEV_KEYS: "true" },
+  options: OAuthStackOptions = {},
 ): Promise<OAuthStack> {
   const port = await freePort();
   const idp = await startCompanyIdp({
     gatewayUrl: `http://127.0.0.1:${port}`,
     groups: { alice: ["staff", "eng"] },
+    ...(options.idpHost === undefined ? {} : { host: options.idpHost }),
   });
   const upstream = await startUpstream({ stateful: true });
-  const gateway = await startOAuthGateway({ port, idpIssuer: idp.issuer, upstreamUrl: upstream.url, env });
+  const gateway = await startOAuthGateway({
+    port,
+    idpIssuer: idp.issuer,
+    upstreamUrl: upstream.url,
+    env,
+    ...(options.oauthYaml === undefined ? {} : { oauthYaml: options.oauthYaml }),
+    ...(options.extraYaml === undefined ? {} : { extraYaml: options.extraYaml }),
+  });
   return {
     url: gateway.url,
     idpIssuer: idp.issuer,

@@ -32,14 +32,21 @@ export async function register(
 }
 
 /** A public client (PKCE, no secret) registered for the authorization code and refresh token grants. */
-export async function registerPublicClient(gateway: string): Promise<string> {
-  const { status, body } = await register(gateway, {
-    client_name: "hostile-test",
-    redirect_uris: [REDIRECT],
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
-    token_endpoint_auth_method: "none",
-  });
+export async function registerPublicClient(
+  gateway: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const { status, body } = await register(
+    gateway,
+    {
+      client_name: "hostile-test",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    },
+    headers,
+  );
   if (status !== 201) throw new Error(`registration failed: ${status} ${JSON.stringify(body)}`);
   return body.client_id as string;
 }
