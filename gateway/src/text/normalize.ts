@@ -33,8 +33,8 @@ export interface NormalizedText {
   originalSpan(start: number, end: number): { start: number; end: number };
 }
 
-const NON_ASCII = /[^\u0000-\u007f]/;
-const NON_ASCII_GLOBAL = /[^\u0000-\u007f]/g;
+const NON_ASCII = /[\u0080-\u{10FFFF}]/u;
+const NON_ASCII_GLOBAL = /[\u0080-\uFFFF]/g;
 
 /** Format characters (zero-width, soft hyphen, bidi controls, BOM, tags...) and marks that drop out. */
 const FORMAT = /^\p{Cf}$/u;
