@@ -33,7 +33,7 @@ export interface NormalizedText {
   originalSpan(start: number, end: number): { start: number; end: number };
 }
 
-const NON_ASCII = /[\u0080-\u{10FFFF}]/u;
+const NON_ASCII = /[\u0080-\uFFFF]/;
 const NON_ASCII_GLOBAL = /[\u0080-\uFFFF]/g;
 
 /** Format characters (zero-width, soft hyphen, bidi controls, BOM, tags...) and marks that drop out. */
