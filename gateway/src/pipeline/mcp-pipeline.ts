@@ -46,7 +46,7 @@ import {
   pinIssuedSession,
   sessionGone,
 } from "./affinity-step.ts";
-import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
+import { recordAudit, recordFirewallFinding, recordScrubbed, recordWithheld } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
@@ -315,9 +315,11 @@ async function proxyRequest(
   // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
   // 8. inspect response: the response inspectors run on the JSON answer parsed once, or per SSE event inside the
   //    relay, never buffering a stream.
+  const listeners = inspectionListeners(deps);
   const inspection = responseInspection(
-    responseInspectors(record, snapshot, deps.toolHints, inspectionListeners(deps)),
+    responseInspectors(record, snapshot, deps.toolHints, listeners),
     record,
+    listeners.onWithheld,
   );
   // 6b. which upstream instance: a session's pinned one, or the next in turn (affinity-step.ts).
   const affinity = deps.affinity;
@@ -351,6 +353,7 @@ async function proxyRequest(
         extraHeaders: record.extraHeaders,
         transformJson: inspection?.json,
         inspectSseEvent: inspection?.sse,
+        unreadableAnswer: inspection?.unreadable,
         user: owner,
         admitSession: async (issued) => {
           await admitSession(deps, principal, owner, server, issued);
@@ -438,6 +441,11 @@ function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
       deps.metrics.recordFirewallFinding(record.server, finding.direction, finding.detector, action);
       recordFirewallFinding(deps.audit, record, finding);
     },
+    onWithheld: (record, withheld) => {
+      if (record.withheld === undefined) record.withheld = { count: 1, first: withheld };
+      else record.withheld.count++;
+      recordWithheld(deps.audit, record, withheld);
+    },
   };
 }
 
@@ -472,6 +480,8 @@ function report(
     authFailure: failure?.authFailure,
     decisions: record.decisions,
     capability: record.capability,
+    withheld: record.withheld,
+    retryOf: record.retryOf,
     status,
     latencyMs,
   });
