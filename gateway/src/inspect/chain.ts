@@ -19,6 +19,7 @@
 // receives it too, so an operator who must not send personal data to a detector service uses those (firewall.md).
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import type { JsonRpcMessage } from "../sse/json-rpc.ts";
 import { type FirewallListener, firewallInspectors } from "./firewall-inspector.ts";
 import type { MessageInspector, WithheldListener } from "./inspector.ts";
 import { rbacListInspector } from "./rbac-list-inspector.ts";
@@ -31,6 +32,8 @@ export interface InspectionListeners {
   onFirewallFinding: FirewallListener;
   /** A message of the answer not passed on as sent: refused by an inspector, or unreadable. */
   onWithheld: WithheldListener;
+  /** A message of the answer as it goes to the client. */
+  onPassed: (record: RequestRecord, message: JsonRpcMessage) => void;
 }
 
 export function requestInspectors(record: RequestRecord, listeners: InspectionListeners): MessageInspector[] {

@@ -111,6 +111,13 @@ export interface WithheldMessage {
 /** Told about every withheld message: the audit trail records it (pipeline). */
 export type WithheldListener = (record: RequestRecord, withheld: WithheldMessage) => void;
 
+/** What the response inspection reports besides the inspectors' own findings. */
+export interface ResponseListeners {
+  onWithheld?: WithheldListener;
+  /** Each message as it goes to the client (after the inspectors): the pipeline learns from answers (retry links). */
+  onPassed?: (record: RequestRecord, message: JsonRpcMessage) => void;
+}
+
 /**
  * The request an answer answers, by the rule clients match answers with: its exact id, else the one request whose id
  * the answer's id reads as (the SDK client matches `Number(id)`, so an answer `"7"` is its answer to request 7).
@@ -146,6 +153,7 @@ function inspectUpstreamMessage(
   record: RequestRecord,
   original: JsonRpcMessage,
   withheld: (what: WithheldMessage) => void,
+  passed: (message: JsonRpcMessage) => void,
 ): AnswerOutcome | Promise<AnswerOutcome> {
   let message = original;
   if (isJsonRpcResponse(original)) {
@@ -159,7 +167,10 @@ function inspectUpstreamMessage(
     } else if (request.id !== original.id) message = { ...original, id: request.id };
   }
   return after(runChain(inspectors, record, message), (outcome) => {
-    if ("message" in outcome) return outcome.message;
+    if ("message" in outcome) {
+      passed(outcome.message);
+      return outcome.message;
+    }
     withheld({
       inspector: outcome.by,
       reason: outcome.refused.error.code,
@@ -216,10 +227,11 @@ const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 export function responseInspection(
   inspectors: readonly MessageInspector[],
   record: RequestRecord,
-  onWithheld?: WithheldListener,
+  listeners: ResponseListeners = {},
 ): ResponseInspection | undefined {
   if (inspectors.length === 0) return undefined;
-  const withheld = (what: WithheldMessage): void => onWithheld?.(record, what);
+  const withheld = (what: WithheldMessage): void => listeners.onWithheld?.(record, what);
+  const passed = (message: JsonRpcMessage): void => listeners.onPassed?.(record, message);
   const unreadable = (reason: string, detail: string): GatewayError => {
     withheld({ inspector: "relay", reason, method: undefined });
     return new GatewayError(
@@ -228,7 +240,8 @@ export function responseInspection(
       { server: record.server },
     );
   };
-  const inspect = (message: JsonRpcMessage) => inspectUpstreamMessage(inspectors, record, message, withheld);
+  const inspect = (message: JsonRpcMessage) =>
+    inspectUpstreamMessage(inspectors, record, message, withheld, passed);
   return {
     unreadable,
     json(bytes) {

@@ -21,6 +21,7 @@ import { principalKey } from "../identity/principal-key.ts";
 import { type InspectionListeners, requestInspectors, responseInspectors } from "../inspect/chain.ts";
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
+import { RetryLinks } from "../inspect/retry-links.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { type LogFields, type Logger, requestContext } from "../log/logger.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
@@ -265,6 +266,7 @@ async function proxyRequest(
     parsed = parseRequest(body, deps.maxBatchMessages);
     record.method = parsed.method;
     record.messages = parsed.messages;
+    record.retryOf = retryLinksOf(deps).firstRequestOf(owner, server, parsed.messages);
     record.batch = parsed.batch;
     errorContext.batch = parsed.batch;
     errorContext.rpcIds = parsed.requestIds;
@@ -319,7 +321,7 @@ async function proxyRequest(
   const inspection = responseInspection(
     responseInspectors(record, snapshot, deps.toolHints, listeners),
     record,
-    listeners.onWithheld,
+    { onWithheld: listeners.onWithheld, onPassed: listeners.onPassed },
   );
   // 6b. which upstream instance: a session's pinned one, or the next in turn (affinity-step.ts).
   const affinity = deps.affinity;
@@ -413,6 +415,18 @@ function requireUpstreamOAuth(deps: McpPipelineDeps, server: string): UpstreamOA
   );
 }
 
+/** Multi round-trip retry links (inspect/retry-links.ts), one set per deps object (per gateway). */
+const retryLinksByDeps = new WeakMap<McpPipelineDeps, RetryLinks>();
+
+function retryLinksOf(deps: McpPipelineDeps): RetryLinks {
+  let links = retryLinksByDeps.get(deps);
+  if (links === undefined) {
+    links = new RetryLinks();
+    retryLinksByDeps.set(deps, links);
+  }
+  return links;
+}
+
 /** The listeners of each deps object, built once: the request path asks for them twice per request. */
 const listenersOf = new WeakMap<McpPipelineDeps, InspectionListeners>();
 
@@ -427,6 +441,7 @@ function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
 }
 
 function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
+  const retryLinks = retryLinksOf(deps);
   return {
     onScrubbed: (record, direction, method, counts) => {
       deps.metrics.recordPiiReplacements(record.server, direction, counts);
@@ -440,6 +455,10 @@ function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
           : "monitored";
       deps.metrics.recordFirewallFinding(record.server, finding.direction, finding.detector, action);
       recordFirewallFinding(deps.audit, record, finding);
+    },
+    onPassed: (record, message) => {
+      if (record.owner !== undefined)
+        retryLinks.remember(record.owner, record.server, record.requestId, message);
     },
     onWithheld: (record, withheld) => {
       if (record.withheld === undefined) record.withheld = { count: 1, first: withheld };

@@ -165,7 +165,9 @@ describe("the relay's invariant: nothing passes that no inspector saw", () => {
 
   test("on a POST, an answer to none of its requests is withheld and put on record", async () => {
     const withheld: unknown[] = [];
-    const inspection = responseInspection([shouting()], record, (_r, what) => withheld.push(what));
+    const inspection = responseInspection([shouting()], record, {
+      onWithheld: (_r, what) => withheld.push(what),
+    });
     expect(() => inspection?.json(Buffer.from('{"jsonrpc":"2.0","id":9,"result":{"text":"x"}}'))).toThrow(
       expect.objectContaining({ code: "upstream_uninspectable" }),
     );
