@@ -17,6 +17,8 @@
 //      counts, never values) carries the personal data it found.
 // The firewall therefore sees personal data: the built-in and onnx detectors run in this process; a webhook detector
 // receives it too, so an operator who must not send personal data to a detector service uses those (firewall.md).
+import type { CompiledFirewall } from "../firewall/detectors.ts";
+import type { CompiledScrubbing } from "../pii/index.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
 import type { JsonRpcMessage } from "../sse/json-rpc.ts";
@@ -36,14 +38,35 @@ export interface InspectionListeners {
   onPassed: (record: RequestRecord, message: JsonRpcMessage) => void;
 }
 
+/** The text policies of one server: what `svc-gateway inspect` runs too, in the order the request path runs them. */
+export interface TextPolicies {
+  scrubbing?: CompiledScrubbing;
+  firewall?: CompiledFirewall;
+}
+
+/** The request and response inspectors of the text policies, in the order above. */
+export function textInspectors(
+  policies: TextPolicies,
+  listeners: Pick<InspectionListeners, "onScrubbed" | "onFirewallFinding">,
+): { request: MessageInspector[]; response: MessageInspector[] } {
+  const request: MessageInspector[] = [];
+  const response: MessageInspector[] = [];
+  if (policies.firewall !== undefined) {
+    const firewall = firewallInspectors(policies.firewall, listeners.onFirewallFinding);
+    request.push(firewall.request);
+    response.push(firewall.response);
+  }
+  if (policies.scrubbing !== undefined) {
+    const scrubbing = scrubInspectors(policies.scrubbing, listeners.onScrubbed);
+    request.push(scrubbing.request);
+    response.push(scrubbing.response);
+  }
+  return { request, response };
+}
+
 export function requestInspectors(record: RequestRecord, listeners: InspectionListeners): MessageInspector[] {
-  const inspectors: MessageInspector[] = [];
-  const firewall = record.route?.firewall;
-  if (firewall !== undefined)
-    inspectors.push(firewallInspectors(firewall, listeners.onFirewallFinding).request);
-  const scrubbing = record.route?.scrubbing;
-  if (scrubbing !== undefined) inspectors.push(scrubInspectors(scrubbing, listeners.onScrubbed).request);
-  return inspectors;
+  if (record.route === undefined) return [];
+  return textInspectors(record.route, listeners).request;
 }
 
 export function responseInspectors(
@@ -55,10 +78,6 @@ export function responseInspectors(
   const inspectors: MessageInspector[] = [];
   const rbac = rbacListInspector(record, snapshot.loaded.config.gateway_policy, hints);
   if (rbac !== undefined) inspectors.push(rbac);
-  const firewall = record.route?.firewall;
-  if (firewall !== undefined)
-    inspectors.push(firewallInspectors(firewall, listeners.onFirewallFinding).response);
-  const scrubbing = record.route?.scrubbing;
-  if (scrubbing !== undefined) inspectors.push(scrubInspectors(scrubbing, listeners.onScrubbed).response);
+  if (record.route !== undefined) inspectors.push(...textInspectors(record.route, listeners).response);
   return inspectors;
 }
