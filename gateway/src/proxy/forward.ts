@@ -2,6 +2,13 @@
 // upstream-exchange.ts), and the translation of what comes
 // back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay,
 // which writes to the client's response itself; failures become GatewayErrors naming the server.
+//
+// The relay's invariant: with any response inspector on (the request carries transformJson / inspectSseEvent), no
+// upstream byte reaches the client unless an inspector saw the message it belongs to, on every leg (POST JSON, POST
+// SSE, the GET stream, resumption with Last-Event-ID, subscriptions/listen). A JSON answer is written in one place,
+// the end of forward(): the inspected bytes, or the gateway's error when they cannot be read (not JSON by media
+// type or by content: inspect/inspector.ts). A stream's events are written by the relay (sse-relay.ts) only after
+// the inspection of their message has settled, and an inspection that cannot read one ends the stream with errors.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { apiKeyVariable } from "../config/server-env.ts";
 import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
