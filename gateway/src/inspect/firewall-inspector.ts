@@ -131,6 +131,21 @@ const ALWAYS_READ: readonly TextSource[] = ["error", "elicitation", "notificatio
 /** The result methods of the `responses` list: an answer of unknown method is read when any of them is listed. */
 const RESULT_METHODS = ["tools/call", "resources/read", "prompts/get"];
 
+/**
+ * Which sources a subject's texts come from depends on little (direction, method, tool, attribution): computed once
+ * per server's settings, which live as long as their configuration (the inspectors themselves are built per request).
+ */
+const sourcesCaches = new WeakMap<FirewallSettings, Map<string, ReadonlySet<TextSource>>>();
+
+function sourcesCache(settings: FirewallSettings): Map<string, ReadonlySet<TextSource>> {
+  let cache = sourcesCaches.get(settings);
+  if (cache === undefined) {
+    cache = new Map();
+    sourcesCaches.set(settings, cache);
+  }
+  return cache;
+}
+
 /** Which sources of a message the settings read; empty when none (a tool in allow_tools, a method not listed). */
 function sourcesFor(subject: MessageSubject, settings: FirewallSettings): ReadonlySet<TextSource> {
   const sources = new Set<TextSource>();
@@ -207,13 +222,26 @@ export function firewallInspectors(
   const { settings } = firewall;
   const block = settings.mode === "block";
 
+  const sourcesBySubject = sourcesCache(settings);
+  const sourcesOf = (subject: MessageSubject): ReadonlySet<TextSource> => {
+    const key = `${subject.direction}\0${subject.method ?? ""}\0${subject.tool ?? ""}\0${subject.unattributed}`;
+    let sources = sourcesBySubject.get(key);
+    if (sources === undefined) {
+      sources = sourcesFor(subject, settings);
+      // Tool names are the upstream's and a client's to choose: the cache stays bounded whatever they send.
+      if (sourcesBySubject.size >= 1024) sourcesBySubject.clear();
+      sourcesBySubject.set(key, sources);
+    }
+    return sources;
+  };
+
   const inspect = (
     record: RequestRecord,
     message: JsonRpcMessage,
     direction: FirewallDirection,
   ): InspectorVerdict | Promise<InspectorVerdict> => {
     const subject = subjectOf(record, message, direction);
-    const sources = sourcesFor(subject, settings);
+    const sources = sourcesOf(subject);
     if (sources.size === 0) return KEEP;
     const collector = new TextCollector(settings, sources);
     editTexts(message, subject, collector);
