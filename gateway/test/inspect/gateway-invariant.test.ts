@@ -1,4 +1,4 @@
-// The relay's invariant through a real gateway, against an upstream whose every byte the test writes
+// The relay's invariant through a spawned gateway (`svc-gateway start`), against an upstream whose every byte the test writes
 // (support/raw-upstream.ts): with a response inspector on, no upstream byte reaches the client unless an inspector saw
 // the message it belongs to. Answers are attributed the way clients match them (a string id for a numeric request is
 // that request's answer, filtered and scrubbed as such), media types compare case-insensitively, a byte order mark
@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { startGatewayWithConfig, type TestGateway } from "../proxy/support/gateway.ts";
+
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import {
   type RawUpstream,
@@ -21,12 +21,13 @@ import {
   startRawUpstream,
   tagCharacters,
 } from "./support/raw-upstream.ts";
+import { type SpawnedTestGateway, spawnGatewayWithConfig } from "./support/spawned-gateway.ts";
 
-vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 90_000 });
 
 const cleanup = cleanupsAfterAll();
 let upstream: RawUpstream;
-let gateway: TestGateway;
+let gateway: SpawnedTestGateway;
 let auditFile: string;
 
 const EMAIL = "carol.smith@example.org";
@@ -220,7 +221,7 @@ beforeAll(async () => {
 `,
     )
     .join("");
-  gateway = await startGatewayWithConfig(
+  gateway = await spawnGatewayWithConfig(
     `version: "1.0"
 gateway_policy:
   scrubbing:

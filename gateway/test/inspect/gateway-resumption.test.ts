@@ -1,25 +1,26 @@
 // Resumed streams are inspected like any other: an MCP SDK 1.x server with resumability that polls (it closes its SSE
-// stream and the SDK client fetches the result with a GET carrying Last-Event-ID) through a real gateway with PII
+// stream and the SDK client fetches the result with a GET carrying Last-Event-ID) through a spawned gateway (`svc-gateway start`) with PII
 // scrubbing and the firewall on. The result that arrives by resumption is scrubbed, or withheld when it carries an
 // injection; and a result the firewall withheld on the POST cannot be had raw by resuming the stream by hand.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { connectClient, startGatewayWithConfig, type TestGateway } from "../proxy/support/gateway.ts";
+import { connectClient } from "../proxy/support/gateway.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
 import { POLLED, type PollingUpstream, startPollingUpstream } from "./support/polling-upstream.ts";
+import { type SpawnedTestGateway, spawnGatewayWithConfig } from "./support/spawned-gateway.ts";
 
-vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 90_000 });
 
 const cleanup = cleanupsAfterAll();
 let upstream: PollingUpstream;
-let gateway: TestGateway;
+let gateway: SpawnedTestGateway;
 let client: Client;
 let sessionId: string;
 
 beforeAll(async () => {
   upstream = await startPollingUpstream();
   cleanup(() => upstream.close());
-  gateway = await startGatewayWithConfig(`version: "1.0"
+  gateway = await spawnGatewayWithConfig(`version: "1.0"
 gateway_policy:
   scrubbing: { enabled: true }
   firewall: { enabled: true, mode: block }
