@@ -6,7 +6,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { connectClient } from "../proxy/support/gateway.ts";
 import { cleanupsAfterAll } from "../support/cleanups.ts";
-import { POLLED, type PollingUpstream, startPollingUpstream } from "./support/polling-upstream.ts";
+import { type PollingUpstream, startPollingUpstream } from "./support/polling-upstream.ts";
 import { type SpawnedTestGateway, spawnGatewayWithConfig } from "./support/spawned-gateway.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 90_000 });
