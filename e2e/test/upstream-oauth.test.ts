@@ -8,14 +8,17 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { decodeJwt } from "jose";
 import { initializeRequest, postJsonRpc } from "svc-testkit/json-rpc";
+import { startVendor, type Vendor } from "svc-testkit/vendor-authorization-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../gateway/bench/free-port.ts";
-import {
-  startTestIdentityProvider,
-  type TestIdentityProvider,
-} from "../../gateway/test/identity/support/test-identity-provider.ts";
 import { RedisServer } from "../../gateway/test/kv/redis-server.ts";
-import { Browser } from "../../gateway/test/oauth/support/browser.ts";
+import {
+  type CompanyLoginIdp,
+  GATEWAY_AUDIENCE,
+  LOGIN_CLIENT,
+  startCompanyLoginIdp,
+} from "../../gateway/test/upstream-oauth/support/company-login-idp.ts";
+import { FormBrowser } from "../../gateway/test/upstream-oauth/support/form-browser.ts";
 import {
   buildFrameworkProject,
   type FrameworkServer,
@@ -24,22 +27,21 @@ import {
 import { startGatewayProcess } from "./support/gateway-process.ts";
 import { type MetadataHidingProxy, startMetadataHidingProxy } from "./support/metadata-hiding-proxy.ts";
 import type { ListeningProcess } from "./support/spawn-listening.ts";
-import { startVendor, type Vendor } from "./support/vendor-authorization-server.ts";
 
 // Upstream OAuth end to end: a third-party MCP server built with our framework (JWT auth against its vendor's
 // authorization server, a real oidc-provider with a login and consent screen) behind two gateway replicas sharing
-// Redis. A user's MCP client calls a tool, gets the authorization URL in the gateway's error, a browser follows it,
-// logs in at the vendor and consents; the retried call succeeds with the user's own vendor token, never the gateway's.
+// Redis. A user's MCP client calls a tool, gets the gateway's connect link in its error, a browser follows it, signs in
+// at the company identity provider (the link checks it is that user's), logs in at the vendor and consents; the
+// retried call succeeds with the user's own vendor token, never the gateway's. Vendors run on loopback over plain
+// http, so the gateway runs with SVC_ALLOW_INSECURE_UPSTREAM_OAUTH (development).
 
 const SCOPE = "mcp:tools";
-/** The audience the gateway accepts its users' tokens for. */
-const AUDIENCE = "https://gateway.test/api";
 const CALLBACK = "/oauth/upstream/callback";
 const PREREGISTERED = { id: "svc-gateway-prereg", secret: "prereg-secret-0123456789abcdef0123" };
 
 let scratch: string;
 let redis: RedisServer;
-let idp: TestIdentityProvider;
+let idp: CompanyLoginIdp;
 let vendor: Vendor;
 let closedVendor: Vendor;
 let hiding: MetadataHidingProxy;
@@ -87,13 +89,13 @@ async function upstreamFor(
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "svc-e2e-upstream-oauth-"));
   redis = await RedisServer.start();
-  idp = await startTestIdentityProvider();
   const project = join(scratch, "vendor-mcp");
   await buildFrameworkProject(project, prepareProject);
   const ports = [await freePort(), await freePort()];
   gatewayUrls = ports.map((port) => `http://127.0.0.1:${port}`);
   // Both replicas are one gateway to the outside: one public URL (the first), so one callback for the vendors.
   const publicUrl = gatewayUrls[0] as string;
+  idp = await startCompanyLoginIdp(publicUrl);
   vendor = await startVendor({ registration: true, scope: SCOPE });
   closedVendor = await startVendor({
     registration: false,
@@ -112,7 +114,9 @@ beforeAll(async () => {
     "    type: hosted_idp",
     `    issuer: ${JSON.stringify(idp.issuer)}`,
     `    jwks_uri: ${JSON.stringify(idp.jwksUri)}`,
-    `    api_identifiers: [${JSON.stringify(AUDIENCE)}]`,
+    `    api_identifiers: [${JSON.stringify(GATEWAY_AUDIENCE)}]`,
+    `    login_client_id: ${LOGIN_CLIENT.id}`,
+    "    login_client_secret: ${LOGIN_SECRET}",
     "servers:",
     "  - name: vendor",
     `    url: ${JSON.stringify(open.mcpUrl)}`,
@@ -140,6 +144,8 @@ beforeAll(async () => {
     SVC_OAUTH_KV_KEY: randomBytes(32).toString("base64"),
     REDIS_URL: redis.url,
     PREREG_SECRET: PREREGISTERED.secret,
+    LOGIN_SECRET: LOGIN_CLIENT.secret,
+    SVC_ALLOW_INSECURE_UPSTREAM_OAUTH: "true",
   };
   replicas = await Promise.all(ports.map((port) => startGatewayProcess(configPath, env, port)));
 });
@@ -158,7 +164,7 @@ afterAll(async () => {
 type Outcome = { token: string } | { error: McpError };
 
 async function gatewayToken(user: string): Promise<string> {
-  return user === "machine" ? idp.token({ resource: AUDIENCE }) : idp.sign({ sub: user, aud: AUDIENCE });
+  return user === "machine" ? idp.machineToken("machine-client") : idp.userToken(user);
 }
 
 /** `user` calls `whoami` on `server` through replica `replica`: the vendor token the upstream saw, or the MCP error. */
@@ -186,7 +192,7 @@ async function whoami(
   }
 }
 
-/** The URL of the gateway's -32042 error, as the MCP SDK client shows it (UrlElicitationRequiredError). */
+/** The connect link of the gateway's -32042 error, as the MCP SDK client shows it (UrlElicitationRequiredError). */
 function authorizationUrlOf(outcome: Outcome): string {
   if (!("error" in outcome)) throw new Error("expected the authorization error, got a token");
   expect(outcome.error.code).toBe(-32042);
@@ -196,14 +202,23 @@ function authorizationUrlOf(outcome: Outcome): string {
   return elicitations[0]?.url as string;
 }
 
-/** The user's browser: logs in at the vendor, consents, and lands on the gateway's callback; returns that page. */
+/** Where the connect link leads `user`'s browser at the vendor: the vendor's authorization URL. */
+async function vendorUrlOf(link: string, user: string, vendorIssuer = vendor.issuer): Promise<URL> {
+  return (await new FormBrowser(user).open(link, `${vendorIssuer}/auth?`)).url;
+}
+
+/**
+ * The user's browser: opens the link, signs in at the company provider, logs in at the vendor, consents, and lands on
+ * the gateway's callback; returns that page, and the browser (to replay the callback in it).
+ */
 async function consent(
-  authorizationUrl: string,
+  link: string,
   user: string,
-): Promise<{ landed: URL; status: number; page: string }> {
-  const { landed } = await new Browser().authorize(authorizationUrl, `${gatewayUrls[0]}${CALLBACK}`, user);
-  const answer = await fetch(landed);
-  return { landed, status: answer.status, page: await answer.text() };
+): Promise<{ landed: URL; status: number; page: string; browser: FormBrowser }> {
+  const browser = new FormBrowser(user);
+  const atCallback = await browser.open(link, `${gatewayUrls[0]}${CALLBACK}`);
+  const done = await browser.open(atCallback.url.href);
+  return { landed: atCallback.url, status: done.status, page: done.text, browser };
 }
 
 /** Cold start to a connected user: refused with the URL, consent, then the call succeeds. */
@@ -220,14 +235,16 @@ async function connect(user: string, server = "vendor"): Promise<string> {
 describe("upstream OAuth towards a framework-built third-party server", () => {
   it("sends the user to the vendor's consent, then calls with the user's own vendor token (DCR)", async () => {
     const first = await whoami("alice");
-    const url = new URL(authorizationUrlOf(first));
+    const link = authorizationUrlOf(first);
+    expect(new URL(link).origin).toBe(gatewayUrls[0]);
+    const url = await vendorUrlOf(link, "alice");
     expect(url.origin).toBe(vendor.issuer);
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
     expect(url.searchParams.get("scope")).toBe(SCOPE);
     expect(url.searchParams.get("resource")).toBe(upstreams[0]?.mcpUrl);
     expect(url.searchParams.get("redirect_uri")).toBe(`${gatewayUrls[0]}${CALLBACK}`);
 
-    const landing = await consent(url.href, "alice");
+    const landing = await consent(authorizationUrlOf(await whoami("alice")), "alice");
     expect(landing.status).toBe(200);
     const after = await whoami("alice");
     if (!("token" in after)) throw after.error;
@@ -239,10 +256,10 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
     expect(after.token).not.toBe(after.gatewayToken);
     expect(decodeJwt(after.gatewayToken).iss).toBe(idp.issuer);
 
-    // A replayed callback (the same state again) is refused, and changes nothing.
-    const replay = await fetch(landing.landed);
+    // A replayed callback (the same state again, in the same browser) is refused, and changes nothing.
+    const replay = await landing.browser.open(landing.landed.href);
     expect(replay.status).toBe(400);
-    expect(await replay.text()).toMatch(/already used state/);
+    expect(replay.text).toMatch(/already used state/);
     expect("token" in (await whoami("alice"))).toBe(true);
   });
 
@@ -258,12 +275,13 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32042);
     expect(body.error.message).toMatch(/^Connect your account at 'vendor' first: open http/);
+    expect(body.error.message).not.toContain(vendor.issuer);
     expect(body.error.message).toContain(body.error.data.authorization_url as string);
     expect(body.error.data).toMatchObject({
       reason: "upstream_authorization_required",
       server: "vendor",
       expires_in: 600,
-      authorization_url: expect.stringMatching(new RegExp(`^${vendor.issuer}/`)),
+      authorization_url: expect.stringMatching(new RegExp(`^${gatewayUrls[0]}/oauth/upstream/connect/`)),
       elicitations: [expect.objectContaining({ mode: "url" })],
     });
     // Asking again while the first link is still good hands out the same link (one pending request per user and server).
@@ -381,10 +399,14 @@ describe("upstream OAuth towards a framework-built third-party server", () => {
 
 describe("the other ways to reach a vendor", () => {
   it("uses the preregistered client where the vendor offers no Dynamic Client Registration", async () => {
-    const url = new URL(authorizationUrlOf(await whoami("erin", "prereg")));
+    const url = await vendorUrlOf(
+      authorizationUrlOf(await whoami("erin", "prereg")),
+      "erin",
+      closedVendor.issuer,
+    );
     expect(url.origin).toBe(closedVendor.issuer);
     expect(url.searchParams.get("client_id")).toBe(PREREGISTERED.id);
-    const landing = await consent(url.href, "erin");
+    const landing = await consent(authorizationUrlOf(await whoami("erin", "prereg")), "erin");
     expect(landing.status).toBe(200);
     const after = await whoami("erin", "prereg");
     if (!("token" in after)) throw after.error;
@@ -392,20 +414,20 @@ describe("the other ways to reach a vendor", () => {
   });
 
   it("requests scopes_override instead of the scopes the upstream advertises", async () => {
-    const url = new URL(authorizationUrlOf(await whoami("frank", "scoped")));
+    const url = await vendorUrlOf(authorizationUrlOf(await whoami("frank", "scoped")), "frank");
     expect(url.searchParams.get("scope")).toBe(`${SCOPE} offline_access`);
-    await consent(url.href, "frank");
+    await consent(authorizationUrlOf(await whoami("frank", "scoped")), "frank");
     const after = await whoami("frank", "scoped");
     if (!("token" in after)) throw after.error;
     expect(decodeJwt(after.token).sub).toBe("frank");
   });
 
   it("uses auth_server_url (and scopes_override) for an upstream publishing no metadata", async () => {
-    const url = new URL(authorizationUrlOf(await whoami("heidi", "hidden")));
+    const url = await vendorUrlOf(authorizationUrlOf(await whoami("heidi", "hidden")), "heidi");
     expect(url.origin).toBe(vendor.issuer);
     expect(url.searchParams.get("resource")).toBe(`${hiding.url}/mcp`);
     expect(url.searchParams.get("scope")).toBe(SCOPE);
-    const landing = await consent(url.href, "heidi");
+    const landing = await consent(authorizationUrlOf(await whoami("heidi", "hidden")), "heidi");
     expect(landing.page).toContain("is connected");
     const after = await whoami("heidi", "hidden");
     if (!("token" in after)) throw after.error;

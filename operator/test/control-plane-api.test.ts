@@ -189,4 +189,47 @@ describe("control-plane API", () => {
     api.put(digestSecret(createHash("sha256").update(KEY).digest("hex")));
     await waitFor(async () => expect((await call("policy")).status).toBe(200));
   });
+
+  it("keeps a gateway id with the McpGateway that claimed it first: a copy elsewhere is refused and gets an event", async () => {
+    // Someone who may create McpGateways in another watched namespace copies main's id, with a key of their own.
+    const copyKey = "the-copycat's-own-key";
+    api.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "copy-keys", namespace: "elsewhere" },
+      data: { k: Buffer.from(createHash("sha256").update(copyKey).digest("hex")).toString("base64") },
+    });
+    api.put({
+      apiVersion: GROUP_VERSION,
+      kind: "McpGateway",
+      metadata: { name: "copycat", namespace: "elsewhere" },
+      spec: {
+        controlPlaneClient: {
+          gatewayId: GATEWAY_ID.toUpperCase(),
+          organizationPolicy: "acme",
+          apiKeySha256: { secretKeyRef: { name: "copy-keys", key: "k" } },
+        },
+      },
+    });
+    await waitFor(() => {
+      const events = api
+        .list("Event", "elsewhere")
+        .filter(
+          (event) =>
+            (event.involvedObject as JsonObject).name === "copycat" && event.reason === "DuplicateGatewayId",
+        );
+      expect(events).toEqual([
+        expect.objectContaining({
+          type: "Warning",
+          reason: "DuplicateGatewayId",
+          message: expect.stringContaining(`already held by McpGateway ${NS}/main`),
+        }),
+      ]);
+    });
+    // The holder is served as before; the newcomer is not, with its own key.
+    expect((await call("policy")).status).toBe(200);
+    expect((await call("policy", {}, copyKey)).status).toBe(401);
+    expect(api.list("Event", NS).some((event) => event.reason === "DuplicateGatewayId")).toBe(false);
+    api.remove("McpGateway", "elsewhere", "copycat");
+  });
 });

@@ -205,6 +205,42 @@ describe("render", () => {
     ]);
   });
 
+  it("renders where group sync reaches a provider, and the login client's secret from a Secret", () => {
+    const result = renderAll([
+      gateway(),
+      idp("entra-gov", {
+        type: "directory_idp",
+        issuer: "https://login.microsoftonline.us/t1/v2.0",
+        jwksUri: "https://login.microsoftonline.us/t1/discovery/v2.0/keys",
+        tenantId: "t1",
+        clientId: "sync",
+        clientSecret: { secretKeyRef: { name: "entra", key: "sync" } },
+        managementUrl: "https://dod-graph.microsoft.us",
+        managementTokenUrl: "https://login.microsoftonline.us/t1/oauth2/v2.0/token",
+        loginClientId: "svc-gateway-login",
+        loginClientSecret: { secretKeyRef: { name: "entra", key: "login" } },
+      }),
+    ]);
+    expect(result.problems).toEqual([]);
+    const yaml = result.gateways[0]?.yaml ?? "";
+    expect(yaml).toContain("management_url: https://dod-graph.microsoft.us");
+    expect(yaml).toContain("management_token_url: https://login.microsoftonline.us/t1/oauth2/v2.0/token");
+    expect(yaml).toContain("login_client_id: svc-gateway-login");
+    expect(yaml).toMatch(/login_client_secret: \$\{SVC_SECRET_[A-Z0-9_]+\}/);
+    expect(
+      problemsOf([
+        gateway(),
+        idp("d", {
+          type: "project_idp",
+          projectId: "P1",
+          managementTokenUrl: "https://api.descope.com/token",
+        }),
+      ]),
+    ).toEqual([
+      "IdentityProvider gw/d: spec.managementTokenUrl: is not used by project_idp (its management key needs no token); remove it",
+    ]);
+  });
+
   it("wires the OAuth server's keys and its identity-provider secret from Secrets, never into the ConfigMap", () => {
     const corp = idp("corp", {
       type: "hosted_idp",

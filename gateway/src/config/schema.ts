@@ -65,6 +65,17 @@ export const identityProviderSchema = z
     tenant_id: nonEmptyString("Tenant; required for directory_idp, optional for project_idp").optional(),
     project_id: nonEmptyString("Project identifier; required for project_idp").optional(),
     management_key: groupSyncCredential("Management key for group sync (project_idp)"),
+    // -- where group sync and the vendor-connect sign-in reach this provider (docs/access.md, docs/upstream-oauth.md)
+    management_url: httpUrl(
+      "Group sync: base URL of the management API. Default: hosted_idp the issuer's origin; directory_idp the Microsoft Graph of the issuer's cloud (https://graph.microsoft.com; national clouds e.g. https://graph.microsoft.us); project_idp the issuer's regional API host (https://api.<region>.descope.com), else https://api.descope.com",
+    ).optional(),
+    management_token_url: httpUrl(
+      "Group sync: token endpoint for the management API's client-credentials token (hosted_idp, directory_idp). Default: hosted_idp {management_url}/oauth/token; directory_idp {the issuer's login host}/{tenant_id}/oauth2/v2.0/token",
+    ).optional(),
+    login_client_id: nonEmptyString(
+      "The gateway's web-login client at this provider (authorization code; redirect URI {SVC_PUBLIC_URL}/oauth/upstream/login): confirms who opens a vendor-connect link",
+    ).optional(),
+    login_client_secret: nonEmptyString("Secret of login_client_id").optional(),
   })
   .superRefine((idp, ctx) => {
     // What each provider type cannot work without: issuer and jwks_uri (except project_idp), project_id for
@@ -97,6 +108,21 @@ export const identityProviderSchema = z
           message: `is used only by ${users} (group sync); remove it`,
         });
       }
+    }
+    if (idp.type === "project_idp" && idp.management_token_url !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["management_token_url"],
+        message: "is not used by project_idp (its management key needs no token); remove it",
+      });
+    }
+    if ((idp.login_client_id === undefined) !== (idp.login_client_secret === undefined)) {
+      const missing = idp.login_client_id === undefined ? "login_client_id" : "login_client_secret";
+      ctx.addIssue({
+        code: "custom",
+        path: [missing],
+        message: "is required with the other login_client_ field",
+      });
     }
     if (idp.type !== "project_idp" && given("client_id") !== given("client_secret")) {
       const missing = given("client_id") ? "client_secret" : "client_id";

@@ -12,7 +12,7 @@ import { type LoadedConfig, loadConfig } from "../config/index.ts";
 import type { PolicyDocument } from "../config/organization-policy.ts";
 import { configurationFromText } from "../control-plane/centralized-config.ts";
 import type { ControlPlaneSource } from "../control-plane/control-plane-source.ts";
-import { type GroupSyncEndpoints, hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
+import { hasGroupSyncCredentials } from "../identity/group-sync/group-source.ts";
 import { GroupSync } from "../identity/group-sync/group-sync.ts";
 import { createKvStore, type KvStore } from "../kv/index.ts";
 import { RateLimiter } from "../limits/rate-limiter.ts";
@@ -62,10 +62,10 @@ export interface StartGatewayOptions {
   /** Default $PORT or 8080; 0 picks a free port. */
   port?: number;
   /**
-   * Group sync: where the management APIs are (tests point them at loopback fakes; the defaults are the providers'
-   * public endpoints) and how long synced groups are trusted. Not configuration: the CLI never sets these.
+   * Group sync: how long synced groups are trusted (where the management APIs are is configuration:
+   * identity_providers[].management_url and management_token_url). Not configuration: the CLI never sets these.
    */
-  groupSync?: { endpoints?: GroupSyncEndpoints; ttlMs?: number; maxStaleMs?: number };
+  groupSync?: { ttlMs?: number; maxStaleMs?: number };
 }
 
 export interface RunningGateway {

@@ -1,9 +1,11 @@
 // The HTTP side of upstream OAuth, under the gateway's OAuth routes (they exist whether or not oauth_server is on):
+// - GET  /oauth/upstream/connect/{link}: the link a user is handed; on to the vendor once the browser is that user's;
+// - GET  /oauth/upstream/login: the identity provider's answer to the sign-in that link may need;
 // - GET  /oauth/upstream/callback: where vendors send the user's browser back (a page saying what happened);
 // - GET  /oauth/upstream/connections: the calling user's connections (JSON), authenticated like an MCP request;
 // - DELETE /oauth/upstream/connections/{server}: revokes one (204; 404 when there was none).
-// The callback carries no gateway token (a browser redirect): the `state` alone says whose flow it finishes, and it is
-// good for one use only.
+// These carry no gateway token (browser redirects): the browser's user is established by a sign-in at the identity
+// provider and the browser by its cookie (upstream-oauth/connect-flow.ts); each state is good for one use only.
 import { randomUUID } from "node:crypto";
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
@@ -20,6 +22,7 @@ import type { Logger } from "../log/logger.ts";
 import { escapeHtml } from "../oauth/escape-html.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
 import type { ConfigSnapshot } from "../runtime/config-snapshot.ts";
+import { CONNECT_PATH, type FlowAnswer, LOGIN_PATH } from "../upstream-oauth/connect-flow.ts";
 import {
   AuthorizationCallbackError,
   CALLBACK_PATH,
@@ -44,13 +47,17 @@ export function installUpstreamOAuthRoutes(
   app: Hono<{ Bindings: HttpBindings }>,
   deps: UpstreamOAuthRouteDeps,
 ): void {
+  app.get(`${CONNECT_PATH}/:link`, (c) =>
+    flowRoute(c, deps, (flow, browser) => flow.open(c.req.param("link"), browser)),
+  );
+  app.get(LOGIN_PATH, (c) =>
+    flowRoute(c, deps, (flow, browser) => flow.signInReturned(currentUrl(c, deps), browser)),
+  );
   app.get(CALLBACK_PATH, async (c) => {
     const upstreamOAuth = deps.upstreamOAuth;
     if (upstreamOAuth === undefined) return page(404, "Not available", "This gateway has no upstream OAuth.");
-    const base = deps.publicUrl ?? "http://gateway.invalid";
-    const current = new URL(c.env.incoming.url ?? CALLBACK_PATH, base);
     try {
-      const { server } = await upstreamOAuth.completeAuthorization(current);
+      const { server } = await upstreamOAuth.completeAuthorization(currentUrl(c, deps), browserOf(c));
       return page(
         200,
         "Connected",
@@ -77,6 +84,54 @@ export function installUpstreamOAuthRoutes(
       throw new GatewayError("path_not_found", `No upstream connection to '${server}' for this user`);
     }),
   );
+}
+
+/** The URL the browser asked for, on the gateway's public origin (never the request's Host header). */
+function currentUrl(c: AppContext, deps: UpstreamOAuthRouteDeps): URL {
+  return new URL(c.env.incoming.url ?? "/", deps.publicUrl ?? "http://gateway.invalid");
+}
+
+function browserOf(c: AppContext): { cookie: string | undefined; source: string | undefined } {
+  return { cookie: c.env.incoming.headers.cookie, source: c.env.incoming.socket.remoteAddress };
+}
+
+/** A connect-link route: its answer as a redirect or a page, with the browser cookie when one was made. */
+async function flowRoute(
+  c: AppContext,
+  deps: UpstreamOAuthRouteDeps,
+  handle: (
+    flow: NonNullable<UpstreamOAuth["connectFlow"]>,
+    browser: ReturnType<typeof browserOf>,
+  ) => Promise<FlowAnswer>,
+): Promise<Response> {
+  const flow = deps.upstreamOAuth?.connectFlow;
+  if (flow === undefined) {
+    return page(
+      503,
+      "Not available",
+      "Connecting accounts needs SVC_OAUTH_KV_KEY and SVC_PUBLIC_URL on this gateway.",
+    );
+  }
+  let answer: FlowAnswer;
+  try {
+    answer = await handle(flow, browserOf(c));
+  } catch (error) {
+    deps.logger.error("connect link failed", { error });
+    return page(500, "Not connected", "Internal gateway error");
+  }
+  const response =
+    answer.kind === "redirect"
+      ? new Response(null, {
+          status: 303,
+          headers: {
+            location: answer.location,
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer",
+          },
+        })
+      : page(answer.status, answer.title, answer.text);
+  for (const cookie of answer.cookies) response.headers.append("set-cookie", cookie);
+  return response;
 }
 
 /** Runs `handle` for the user the request's bearer token names (401 with a challenge otherwise). */

@@ -4,9 +4,11 @@
 // callback) and one for machines (exactly the SPEC's client_credentials request body).
 import * as oauth from "oauth4webapi";
 import type { ServerConfig } from "../config/index.ts";
+import type { FetchFunction } from "../net/guarded-http.ts";
 import type { SealedStore } from "../oauth/sealed-store.ts";
-import { DiscoveryError, messageOf } from "./discovery.ts";
-import { requestOptions } from "./http-options.ts";
+import { DiscoveryError } from "./discovery.ts";
+import { describeFailure } from "./failure-text.ts";
+import { oauthHttp } from "./http-options.ts";
 
 export type ClientKind = "user" | "machine";
 
@@ -23,10 +25,12 @@ export class ClientRegistrations {
   readonly #store: SealedStore;
   /** The gateway's callback, registered as the user client's only redirect URI. */
   readonly #redirectUri: string;
+  readonly #fetch: FetchFunction;
 
-  constructor(store: SealedStore, redirectUri: string) {
+  constructor(store: SealedStore, redirectUri: string, fetch: FetchFunction) {
     this.#store = store;
     this.#redirectUri = redirectUri;
+    this.#fetch = fetch;
   }
 
   get redirectUri(): string {
@@ -91,11 +95,7 @@ export class ClientRegistrations {
             token_endpoint_auth_method: "client_secret_basic",
           };
     try {
-      const response = await oauth.dynamicClientRegistrationRequest(
-        as,
-        metadata,
-        requestOptions(as.registration_endpoint),
-      );
+      const response = await oauth.dynamicClientRegistrationRequest(as, metadata, oauthHttp(this.#fetch));
       const client = await oauth.processDynamicClientRegistrationResponse(response);
       return {
         client_id: client.client_id,
@@ -103,7 +103,7 @@ export class ClientRegistrations {
       };
     } catch (error) {
       throw new DiscoveryError(
-        `Upstream server '${server.name}': Dynamic Client Registration at ${as.registration_endpoint} failed: ${messageOf(error)}; or set preregistered_client_id`,
+        `Upstream server '${server.name}': Dynamic Client Registration at ${as.registration_endpoint} failed: ${describeFailure(error)}; or set preregistered_client_id`,
         { cause: error },
       );
     }

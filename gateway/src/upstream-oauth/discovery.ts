@@ -2,11 +2,14 @@
 // from the resource_metadata its 401 challenge names or else the well-known path, then its authorization server's
 // metadata (RFC 8414, else OpenID Connect discovery). `auth_server_url` skips the first step for upstreams that
 // publish none; `scopes_override` replaces the scopes they advertise. oauth4webapi does the requests and checks
-// (issuer and resource identifiers must match what was asked for).
+// (issuer and resource identifiers must match what was asked for), through the guarded fetch: the metadata names the
+// next URL, so every one of them is checked before the gateway sends anything there.
 import * as oauth from "oauth4webapi";
 import type { ServerConfig } from "../config/index.ts";
+import { type FetchFunction, GuardedRequestError } from "../net/guarded-http.ts";
 import { parseBearerChallenge } from "./challenge.ts";
-import { OAUTH_REQUEST_TIMEOUT_MS, requestOptions } from "./http-options.ts";
+import { describeFailure } from "./failure-text.ts";
+import { oauthHttp } from "./http-options.ts";
 
 export interface UpstreamAuthorization {
   as: oauth.AuthorizationServer;
@@ -34,9 +37,11 @@ interface Cached {
 
 export class UpstreamDiscovery {
   readonly #cache = new Map<string, Cached>();
+  readonly #fetch: FetchFunction;
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(fetch: FetchFunction, now: () => number = Date.now) {
+    this.#fetch = fetch;
     this.#now = now;
   }
 
@@ -48,7 +53,7 @@ export class UpstreamDiscovery {
     if (cached !== undefined && cached.until > now) return cached.result;
     this.#cache.delete(key);
     while (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value as string);
-    const entry: Cached = { until: now + DISCOVERY_TTL_MS, result: discover(server) };
+    const entry: Cached = { until: now + DISCOVERY_TTL_MS, result: discover(server, this.#fetch) };
     entry.result.catch(() => {
       entry.until = this.#now() + FAILURE_TTL_MS;
     });
@@ -57,40 +62,36 @@ export class UpstreamDiscovery {
   }
 }
 
-async function discover(server: ServerConfig): Promise<UpstreamAuthorization> {
+async function discover(server: ServerConfig, fetch: FetchFunction): Promise<UpstreamAuthorization> {
   const overrideScopes = server.scopes_override?.split(" ").filter((scope) => scope !== "");
   if (server.auth_server_url !== undefined) {
-    const as = await authorizationServer(server, server.auth_server_url);
+    const as = await authorizationServer(server, server.auth_server_url, fetch);
     return { as, resource: server.url, scopes: overrideScopes ?? [] };
   }
-  const metadata = await resourceMetadata(server);
+  const metadata = await resourceMetadata(server, fetch);
   const issuer = metadata.authorization_servers?.[0];
   if (issuer === undefined) {
     throw new DiscoveryError(
       `Upstream server '${server.name}' publishes protected-resource metadata naming no authorization server; set auth_server_url for it`,
     );
   }
-  const as = await authorizationServer(server, issuer);
+  const as = await authorizationServer(server, issuer, fetch);
   return { as, resource: metadata.resource, scopes: overrideScopes ?? metadata.scopes_supported ?? [] };
 }
 
 /** RFC 9728: the document the upstream's challenge points at, else the well-known URL derived from its URL. */
-async function resourceMetadata(server: ServerConfig): Promise<oauth.ResourceServer> {
+async function resourceMetadata(server: ServerConfig, fetch: FetchFunction): Promise<oauth.ResourceServer> {
   const resource = new URL(server.url);
-  const fromChallenge = await challengedMetadataUrl(server);
+  const fromChallenge = await challengedMetadataUrl(server, fetch);
   try {
     const response =
       fromChallenge === undefined
-        ? await oauth.resourceDiscoveryRequest(resource, requestOptions(resource))
-        : await fetch(fromChallenge, {
-            headers: { accept: "application/json" },
-            redirect: "manual",
-            signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS),
-          });
+        ? await oauth.resourceDiscoveryRequest(resource, oauthHttp(fetch))
+        : await fetch(fromChallenge, { headers: { accept: "application/json" } });
     return await oauth.processResourceDiscoveryResponse(resource, response);
   } catch (error) {
     throw new DiscoveryError(
-      `Upstream server '${server.name}' uses upstream_auth_type oauth but publishes no usable protected-resource metadata (RFC 9728) at ${fromChallenge ?? "its well-known URL"}: ${messageOf(error)}; set auth_server_url to its authorization server's issuer`,
+      `Upstream server '${server.name}' uses upstream_auth_type oauth but publishes no usable protected-resource metadata (RFC 9728) at ${fromChallenge ?? "its well-known URL"}: ${describeFailure(error)}; set auth_server_url to its authorization server's issuer`,
       { cause: error },
     );
   }
@@ -101,14 +102,12 @@ async function resourceMetadata(server: ServerConfig): Promise<oauth.ResourceSer
  * choice), or undefined when it sends none. The probe is a bodiless POST: an MCP endpoint authenticates before it
  * reads anything.
  */
-async function challengedMetadataUrl(server: ServerConfig): Promise<URL | undefined> {
+async function challengedMetadataUrl(server: ServerConfig, fetch: FetchFunction): Promise<URL | undefined> {
   let response: Response;
   try {
     response = await fetch(server.url, {
       method: "POST",
       headers: { accept: "application/json, text/event-stream", "content-type": "application/json" },
-      redirect: "manual",
-      signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS),
     });
     await response.body?.cancel();
   } catch {
@@ -127,26 +126,25 @@ async function challengedMetadataUrl(server: ServerConfig): Promise<URL | undefi
 }
 
 /** RFC 8414 metadata of `issuer`, else its OpenID Connect discovery document; the issuer in it must be `issuer`. */
-async function authorizationServer(server: ServerConfig, issuer: string): Promise<oauth.AuthorizationServer> {
+async function authorizationServer(
+  server: ServerConfig,
+  issuer: string,
+  fetch: FetchFunction,
+): Promise<oauth.AuthorizationServer> {
   const url = new URL(issuer);
   const failures: string[] = [];
   for (const algorithm of ["oauth2", "oidc"] as const) {
     try {
-      const response = await oauth.discoveryRequest(url, { algorithm, ...requestOptions(url) });
+      const response = await oauth.discoveryRequest(url, { algorithm, ...oauthHttp(fetch) });
       return await oauth.processDiscoveryResponse(url, response);
     } catch (error) {
-      failures.push(`${algorithm === "oauth2" ? "RFC 8414" : "OpenID Connect"}: ${messageOf(error)}`);
+      failures.push(`${algorithm === "oauth2" ? "RFC 8414" : "OpenID Connect"}: ${describeFailure(error)}`);
+      // A refused scheme or address is refused for both documents: asking twice says nothing new.
+      if (error instanceof GuardedRequestError && (error.reason === "scheme" || error.reason === "address"))
+        break;
     }
   }
   throw new DiscoveryError(
     `Upstream server '${server.name}': no authorization-server metadata could be read from ${issuer} (${failures.join("; ")})${server.auth_server_url === undefined ? "" : "; check auth_server_url"}`,
   );
-}
-
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
-    return `${error.message}${cause}`.slice(0, 300);
-  }
-  return String(error).slice(0, 300);
 }

@@ -1,25 +1,22 @@
-// How the gateway, as an OAuth client, makes its requests to upstreams and their authorization servers: bounded in
-// time, and over HTTPS only, except to a loopback address (a vendor on the same host, or a test). oauth4webapi
-// refuses plain HTTP unless told; the exception is decided per URL, so metadata an upstream publishes can never
-// point the gateway at a plain-HTTP server elsewhere.
+// How the gateway, as an OAuth client, makes its requests to upstreams and their authorization servers: through the
+// guarded fetch (net/guarded-http.ts), which decides scheme, addresses, redirects and bounds for every URL, whether
+// the config or a vendor's metadata named it. oauth4webapi's own https-only check is switched off for that reason:
+// the guard allows plain http exactly for the origins the operator configured (and in development), and refuses it
+// elsewhere, which one library-wide switch could not express.
 import * as oauth from "oauth4webapi";
+import type { FetchFunction } from "../net/guarded-http.ts";
 
 /** Each request to an upstream's metadata, registration, token or revocation endpoint. */
 export const OAUTH_REQUEST_TIMEOUT_MS = 10_000;
+/** Metadata, registration and token answers are a few KB; nothing an OAuth client reads needs more. */
+export const OAUTH_RESPONSE_MAX_BYTES = 256 * 1024;
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-export function isLoopback(url: string | URL): boolean {
-  return LOOPBACK_HOSTS.has(new URL(url).hostname);
+export interface OAuthHttpOptions {
+  [oauth.customFetch]: FetchFunction;
+  [oauth.allowInsecureRequests]: true;
 }
 
-/** Options for one oauth4webapi request to `url`. */
-export function requestOptions(url: string | URL): {
-  signal: AbortSignal;
-  [oauth.allowInsecureRequests]?: boolean;
-} {
-  return {
-    signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS),
-    ...(isLoopback(url) ? { [oauth.allowInsecureRequests]: true } : {}),
-  };
+/** Options for every oauth4webapi request, made with `fetch`. */
+export function oauthHttp(fetch: FetchFunction): OAuthHttpOptions {
+  return { [oauth.customFetch]: fetch, [oauth.allowInsecureRequests]: true };
 }

@@ -1,8 +1,9 @@
 // The gateway as an OAuth client of its third-party upstreams (upstream_auth_type oauth). For each call it finds the
 // token to send: the user's own for this server (obtained once through the vendor's consent screen, refreshed before
-// it expires), or, for a machine caller, a server-wide client_credentials token. Without one the caller gets the
-// authorization URL to visit (upstream_authorization_required); the vendor sends the browser back to the gateway's
-// callback, which completes the flow. The client's own token never goes upstream (proxy/headers.ts drops it).
+// it expires), or, for a machine caller, a server-wide client_credentials token. Without one the caller gets a connect
+// link on the gateway's own origin (upstream_authorization_required), which sends the browser on to the vendor once it
+// is the caller's (connect-flow.ts); the vendor sends the browser back to the gateway's callback, which completes the
+// flow. The client's own token never goes upstream (proxy/headers.ts drops it).
 // Protocol steps are oauth4webapi's; this file decides when each happens. Never a token value in a log or an event.
 import * as oauth from "oauth4webapi";
 import type { AuditLog } from "../audit/audit-log.ts";
@@ -11,7 +12,10 @@ import { GatewayError } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { KvStore } from "../kv/index.ts";
 import type { Logger } from "../log/logger.ts";
+import type { FetchFunction } from "../net/guarded-http.ts";
 import { SealedStore } from "../oauth/sealed-store.ts";
+import type { LoginClient } from "./browser-login.ts";
+import { browserUrlProblem } from "./browser-url.ts";
 import type { BearerChallenge } from "./challenge.ts";
 import {
   type ClientKind,
@@ -19,8 +23,10 @@ import {
   clientAuthOf,
   type UpstreamClient,
 } from "./client-registrations.ts";
-import { DiscoveryError, messageOf, type UpstreamAuthorization, UpstreamDiscovery } from "./discovery.ts";
-import { requestOptions } from "./http-options.ts";
+import { type BrowserRequest, ConnectFlow, sameHash } from "./connect-flow.ts";
+import { DiscoveryError, type UpstreamAuthorization, UpstreamDiscovery } from "./discovery.ts";
+import { describeFailure } from "./failure-text.ts";
+import { type OAuthHttpOptions, oauthHttp } from "./http-options.ts";
 import { PENDING_TTL_SECONDS, PendingAuthorizations } from "./pending-authorizations.ts";
 import { Renewals } from "./renewals.ts";
 import { MACHINE_OWNER, type UpstreamToken, UpstreamTokens } from "./upstream-tokens.ts";
@@ -41,6 +47,12 @@ export interface UpstreamOAuthOptions {
   logger: Logger;
   /** The servers of the config in force (a callback belongs to a server that must still be an oauth one). */
   servers: () => readonly ServerConfig[];
+  /** Every request towards upstreams and their authorization servers: the guarded fetch (net/guarded-http.ts). */
+  fetch: FetchFunction;
+  /** The sign-in that confirms who opens a connect link, for users of provider `provider` (a principal's idp). */
+  loginClientFor: (provider: string) => LoginClient | undefined;
+  /** SVC_ALLOW_INSECURE_UPSTREAM_OAUTH: vendors on plain-http loopback are allowed (development). */
+  development: boolean;
   now?: () => number;
 }
 
@@ -79,18 +91,23 @@ export class UpstreamOAuth {
   readonly #tokens: UpstreamTokens | undefined;
   readonly #pending: PendingAuthorizations | undefined;
   readonly #renewals: Renewals | undefined;
+  readonly #connect: ConnectFlow | undefined;
+  readonly #development: boolean;
   readonly #problem: string | undefined;
   readonly #audit: AuditLog;
   readonly #logger: Logger;
   readonly #servers: () => readonly ServerConfig[];
+  readonly #http: OAuthHttpOptions;
   readonly #now: () => number;
 
   constructor(options: UpstreamOAuthOptions) {
     this.#audit = options.audit;
     this.#logger = options.logger;
     this.#servers = options.servers;
+    this.#http = oauthHttp(options.fetch);
+    this.#development = options.development;
     this.#now = options.now ?? Date.now;
-    this.#discovery = new UpstreamDiscovery(this.#now);
+    this.#discovery = new UpstreamDiscovery(options.fetch, this.#now);
     const missing = [
       options.kvKey === undefined &&
         "SVC_OAUTH_KV_KEY (32 bytes, base64: it seals the upstream tokens in the KV store)",
@@ -102,10 +119,28 @@ export class UpstreamOAuth {
       return;
     }
     const store = new SealedStore(options.kv, options.kvKey);
-    this.#registrations = new ClientRegistrations(store, `${options.publicUrl}${CALLBACK_PATH}`);
+    this.#registrations = new ClientRegistrations(
+      store,
+      `${options.publicUrl}${CALLBACK_PATH}`,
+      options.fetch,
+    );
     this.#tokens = new UpstreamTokens(store, this.#now);
     this.#pending = new PendingAuthorizations(store);
     this.#renewals = new Renewals(store, this.#tokens);
+    this.#connect = new ConnectFlow({
+      store,
+      pending: this.#pending,
+      publicUrl: options.publicUrl,
+      loginClientFor: options.loginClientFor,
+      development: options.development,
+      audit: options.audit,
+      logger: options.logger,
+    });
+  }
+
+  /** The connect link's routes (undefined when the key or the public URL is missing: every link fails closed). */
+  get connectFlow(): ConnectFlow | undefined {
+    return this.#connect;
   }
 
   /**
@@ -189,8 +224,11 @@ export class UpstreamOAuth {
     throw await this.#authorizationRequired(server, caller, undefined);
   }
 
-  /** The vendor's redirect back to the gateway: exchanges the code and stores the user's token. */
-  async completeAuthorization(current: URL): Promise<{ server: string }> {
+  /**
+   * The vendor's redirect back to the gateway: exchanges the code and stores the user's token. Only from the browser
+   * the connect link sent to the vendor (`browser`): a code arriving in another browser is someone else's consent.
+   */
+  async completeAuthorization(current: URL, browser: BrowserRequest): Promise<{ server: string }> {
     if (this.#problem !== undefined) throw new AuthorizationCallbackError(502, this.#problem);
     const pending = this.#pending as PendingAuthorizations;
     const state = current.searchParams.get("state");
@@ -208,6 +246,21 @@ export class UpstreamOAuth {
       principal: { sub: request.subject, idp: request.provider, groups: [], scopes: [], expiresAt: 0 },
       owner: request.owner,
     };
+    if (!sameHash(request.browserBinding, this.#connect?.browserBinding(browser))) {
+      this.#audit.record({
+        kind: "upstream_oauth",
+        reason: "callback_from_other_browser",
+        server: request.server,
+        subject: request.subject,
+        provider: request.provider,
+        source: browser.source ?? null,
+        decision: "deny",
+      });
+      throw new AuthorizationCallbackError(
+        400,
+        "This authorization was finished in another browser than the one its connect link was opened in, so nothing was connected. Call the tool again in your MCP client for a new link.",
+      );
+    }
     const server = this.#servers().find((s) => s.name === request.server && s.upstream_auth_type === "oauth");
     if (server === undefined) {
       throw new AuthorizationCallbackError(400, `Server '${request.server}' no longer uses upstream OAuth`);
@@ -246,7 +299,7 @@ export class UpstreamOAuth {
         params,
         (this.#registrations as ClientRegistrations).redirectUri,
         request.codeVerifier,
-        { additionalParameters: { resource: request.resource }, ...requestOptions(target.as.issuer) },
+        { additionalParameters: { resource: request.resource }, ...this.#http },
       );
       const result = await oauth.processAuthorizationCodeResponse(target.as, client, response);
       const now = this.#now();
@@ -264,7 +317,7 @@ export class UpstreamOAuth {
       if (error instanceof AuthorizationCallbackError) throw error;
       throw new AuthorizationCallbackError(
         502,
-        `Connecting '${server.name}' failed at its authorization server: ${messageOf(error)}`,
+        `Connecting '${server.name}' failed at its authorization server: ${describeFailure(error)}`,
         { cause: error },
       );
     }
@@ -309,14 +362,14 @@ export class UpstreamOAuth {
           client,
           clientAuthOf(client),
           token.refresh_token ?? token.access_token,
-          requestOptions(target.as.revocation_endpoint),
+          this.#http,
         );
         await oauth.processRevocationResponse(response);
       }
     } catch (error) {
       this.#logger.warn("upstream token revocation at the vendor failed; the gateway forgot the token", {
         server: server.name,
-        error: messageOf(error),
+        error: describeFailure(error),
       });
     }
     this.#record("revoked", server, caller, "allow");
@@ -392,7 +445,7 @@ export class UpstreamOAuth {
         client,
         clientAuthOf(client),
         token.refresh_token,
-        { additionalParameters: { resource: target.resource }, ...requestOptions(target.as.issuer) },
+        { additionalParameters: { resource: target.resource }, ...this.#http },
       );
       const result = await oauth.processRefreshTokenResponse(target.as, client, response);
       const now = this.#now();
@@ -482,7 +535,7 @@ export class UpstreamOAuth {
         client,
         clientAuthOf(client),
         parameters,
-        requestOptions(target.as.issuer),
+        this.#http,
       );
       const result = await oauth.processClientCredentialsResponse(target.as, client, response);
       const now = this.#now();
@@ -519,6 +572,25 @@ export class UpstreamOAuth {
         { server: server.name },
       );
     }
+    const unusable = browserUrlProblem(target.as.authorization_endpoint, this.#development);
+    if (unusable !== undefined) {
+      return new GatewayError(
+        "upstream_oauth_failed",
+        `Upstream server '${server.name}': its authorization server ${target.as.issuer} names an authorization endpoint users cannot be sent to (${unusable})`,
+        { server: server.name },
+      );
+    }
+    const connect = this.#connect as ConnectFlow;
+    const unconfirmable = connect.cannotConfirm(caller.principal.idp);
+    if (unconfirmable !== undefined) {
+      return new GatewayError(
+        "upstream_oauth_failed",
+        `Upstream server '${server.name}' needs you to connect your account, but ${unconfirmable}`,
+        {
+          server: server.name,
+        },
+      );
+    }
     let client: UpstreamClient;
     try {
       client = await this.#client(server, target, "user");
@@ -526,8 +598,8 @@ export class UpstreamOAuth {
       return oauthFailure(server, error);
     }
     const scope = stepUpScope ?? target.scopes.join(" ");
-    let url = await pending.outstanding(server.name, caller.owner, scope);
-    if (url === undefined) {
+    let outstanding = await pending.outstanding(server.name, caller.owner, scope);
+    if (outstanding === undefined) {
       const state = oauth.generateRandomState();
       const codeVerifier = oauth.generateRandomCodeVerifier();
       const authorization = new URL(target.as.authorization_endpoint);
@@ -540,12 +612,15 @@ export class UpstreamOAuth {
       query.set("code_challenge_method", "S256");
       query.set("resource", target.resource);
       if (scope !== "") query.set("scope", scope);
-      url = authorization.href;
-      await pending.add(state, url, {
+      const elicitationId = oauth.generateRandomState();
+      const link = await pending.add(state, {
         server: server.name,
         owner: caller.owner,
         subject: caller.principal.sub,
         provider: caller.principal.idp,
+        ...(caller.principal.oid === undefined ? {} : { oid: caller.principal.oid }),
+        elicitationId,
+        vendorUrl: authorization.href,
         codeVerifier,
         clientId: client.client_id,
         issuer: target.as.issuer,
@@ -553,6 +628,7 @@ export class UpstreamOAuth {
         scope,
         created_at: this.#now(),
       });
+      outstanding = { link, elicitationId };
       this.#record(
         stepUpScope === undefined ? "authorization_requested" : "step_up_requested",
         server,
@@ -560,8 +636,9 @@ export class UpstreamOAuth {
         null,
       );
     }
+    const url = connect.linkUrl(outstanding.link);
     const needs = stepUpScope === undefined ? "" : ` (it needs the scopes ${stepUpScope})`;
-    const message = `Connect your account at '${server.name}' first: open the authorization URL, consent, then retry${needs}`;
+    const message = `Connect your account at '${server.name}' first: open the link, sign in, consent, then retry${needs}`;
     // The URL in the text too: a client without URL elicitation may show nothing but the message.
     const text = `Connect your account at '${server.name}' first${needs}: open ${url} , consent, then retry`;
     return new GatewayError("upstream_authorization_required", text, {
@@ -571,7 +648,7 @@ export class UpstreamOAuth {
         expires_in: PENDING_TTL_SECONDS,
         ...(stepUpScope === undefined ? {} : { scope: stepUpScope }),
         // MCP 2025-11-25 URL-mode elicitation, for clients that act on -32042 themselves.
-        elicitations: [{ mode: "url", elicitationId: `${server.name}:${caller.owner}`, url, message }],
+        elicitations: [{ mode: "url", elicitationId: outstanding.elicitationId, url, message }],
       },
     });
   }
@@ -616,6 +693,6 @@ function oauthFailure(server: ServerConfig, error: unknown): GatewayError {
   const message =
     error instanceof DiscoveryError
       ? error.message
-      : `Upstream server '${server.name}': its authorization server failed: ${messageOf(error)}`;
+      : `Upstream server '${server.name}': its authorization server failed: ${describeFailure(error)}`;
   return new GatewayError("upstream_oauth_failed", message, { server: server.name, cause: error });
 }

@@ -21,6 +21,8 @@ export interface SpawnGatewayOptions {
   timeoutMs?: number;
   /** The program to run (default bin/svc-gateway.js: the sources in a checkout); the bench passes the compiled one. */
   program?: string;
+  /** The port to listen on, when its URL must be known before the start (SVC_PUBLIC_URL); default any free one. */
+  port?: number;
 }
 
 const bin = new URL("../../bin/svc-gateway.js", import.meta.url).pathname;
@@ -44,7 +46,16 @@ export async function spawnGateway(
   const stdout = openSync(logFile, "w");
   const child = spawn(
     process.execPath,
-    [options.program ?? bin, "start", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
+    [
+      options.program ?? bin,
+      "start",
+      "--config",
+      configFile,
+      "--port",
+      String(options.port ?? 0),
+      "--host",
+      "127.0.0.1",
+    ],
     {
       // No drain delay: nothing routes to this gateway but the test or bench that started it. Its configs have no
       // identity providers and its clients no tokens, so anonymous access is on unless the caller says otherwise.

@@ -37,6 +37,8 @@ identity_providers:
     tenant_id: ${graph.tenant}
     client_id: ${graph.clientId}
     client_secret: \${GRAPH_SECRET}
+    management_url: ${graph.url}
+    management_token_url: ${graph.url}/${graph.tenant}/oauth2/v2.0/token
 servers:
   - name: docs
     url: ${JSON.stringify(started.upstream.url)}
@@ -46,7 +48,6 @@ servers:
     allowed_groups: [${ENGINEERS}]
 `,
     { GRAPH_SECRET: graph.clientSecret },
-    { groupSync: { endpoints: { directoryLoginBase: graph.url, directoryGraphBase: graph.url } } },
   );
   cleanup(() => gateway.close());
 });

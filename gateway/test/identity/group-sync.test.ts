@@ -3,7 +3,9 @@
 // once while a provider's Retry-After (set from the real clock) is still honoured.
 import { afterAll, beforeEach, describe, expect, test } from "vitest";
 import type { IdentityProviderConfig } from "../../src/config/index.ts";
+import { directoryEndpoints } from "../../src/identity/group-sync/directory-idp.ts";
 import { type FallbackSource, GroupSync } from "../../src/identity/group-sync/group-sync.ts";
+import { projectApiBase } from "../../src/identity/group-sync/project-idp.ts";
 import type { Principal } from "../../src/identity/principal.ts";
 import { MemoryKvStore } from "../../src/kv/index.ts";
 import { createLogger } from "../../src/log/logger.ts";
@@ -32,11 +34,10 @@ const now = () => Date.now() + offset;
 let fallbacks: [string, FallbackSource][] = [];
 let logLines: string[] = [];
 
-function newGroupSync(endpoints: ConstructorParameters<typeof GroupSync>[0]["endpoints"]): GroupSync {
+function newGroupSync(): GroupSync {
   return new GroupSync({
     kv: new MemoryKvStore({ now }),
     logger: createLogger({ level: "info", write: (line) => logLines.push(line) }),
-    endpoints,
     ttlMs: TTL_MS,
     maxStaleMs: MAX_STALE_MS,
     now,
@@ -83,13 +84,15 @@ describe("hosted_idp (Auth0-style Management API)", () => {
       timeout: 2,
       client_id: fake.clientId,
       client_secret: fake.clientSecret,
+      // Reached as a deployment reaches it: through the provider's configuration.
+      management_url: fake.url,
     } as IdentityProviderConfig;
   });
 
   test("roles over several pages and organizations, added to the token's groups", async () => {
     const roles = Array.from({ length: 150 }, (_, i) => `role-${i}`);
     fake.users.set("auth0|alice", { roles, organizations: ["acme"] });
-    const sync = newGroupSync({ hostedManagementBase: fake.url });
+    const sync = newGroupSync();
     const groups = await sync.groupsFor(provider, principal("corp", "auth0|alice", ["from-token"]));
     expect(new Set(groups)).toEqual(new Set(["from-token", ...roles, "org:acme"]));
     expect(fake.calls.get("roles")).toBe(2); // per_page 100: two pages
@@ -101,7 +104,7 @@ describe("hosted_idp (Auth0-style Management API)", () => {
 
   test("a 429 with X-RateLimit-Reset: fallback to the token's groups, no call before the reset, then sync again", async () => {
     fake.users.set("auth0|bob", { roles: ["admins"], organizations: [] });
-    const sync = newGroupSync({ hostedManagementBase: fake.url });
+    const sync = newGroupSync();
     fake.answerNextOnce(hostedRateLimited(30));
     expect(await sync.groupsFor(provider, principal("corp", "auth0|bob", ["t"]))).toEqual(["t"]);
     expect(fallbacks).toEqual([["corp", "token"]]);
@@ -120,12 +123,10 @@ describe("hosted_idp (Auth0-style Management API)", () => {
 describe("directory_idp (Microsoft Graph transitiveMemberOf)", () => {
   let fake: DirectoryIdpFake;
   let provider: IdentityProviderConfig;
-  let endpoints: { directoryLoginBase: string; directoryGraphBase: string };
 
   beforeEach(async () => {
     fake = await startDirectoryIdpFake();
     fakes.push(fake);
-    endpoints = { directoryLoginBase: fake.url, directoryGraphBase: fake.url };
     provider = {
       name: "entra",
       type: "directory_idp",
@@ -136,19 +137,21 @@ describe("directory_idp (Microsoft Graph transitiveMemberOf)", () => {
       tenant_id: fake.tenant,
       client_id: fake.clientId,
       client_secret: fake.clientSecret,
+      management_url: fake.url,
+      management_token_url: `${fake.url}/${fake.tenant}/oauth2/v2.0/token`,
     } as IdentityProviderConfig;
   });
 
   test("pages through @odata.nextLink, keeps group ids, skips directory roles, looks the user up by oid", async () => {
     fake.users.set("oid-1", ["g1", "g2", "g3", "g4", "g5"]);
-    const sync = newGroupSync(endpoints);
+    const sync = newGroupSync();
     const groups = await sync.groupsFor(provider, principal("entra", "pairwise-sub", [], "oid-1"));
     expect(groups.sort()).toEqual(["g1", "g2", "g3", "g4", "g5"]);
     expect(fake.calls.get("transitiveMemberOf")).toBe(3); // 6 objects, 2 a page
   });
 
   test("a token without oid cannot be looked up: the token's groups, counted", async () => {
-    const sync = newGroupSync(endpoints);
+    const sync = newGroupSync();
     expect(await sync.groupsFor(provider, principal("entra", "sub", ["t"]))).toEqual(["t"]);
     expect(fallbacks).toEqual([["entra", "token"]]);
     expect(sync.status().entra?.lastError).toMatch(/no "oid" claim/);
@@ -156,7 +159,7 @@ describe("directory_idp (Microsoft Graph transitiveMemberOf)", () => {
 
   test("a group change at the provider applies after the TTL, without restart; background refresh near the end", async () => {
     fake.users.set("oid-2", ["old"]);
-    const sync = newGroupSync(endpoints);
+    const sync = newGroupSync();
     const p = principal("entra", "s", [], "oid-2");
     expect(await sync.groupsFor(provider, p)).toEqual(["old"]);
     fake.users.set("oid-2", ["new"]);
@@ -175,7 +178,7 @@ describe("directory_idp (Microsoft Graph transitiveMemberOf)", () => {
 
   test("an outage serves the cached groups up to the stale limit, then only the token's; 429 Retry-After honoured", async () => {
     fake.users.set("oid-3", ["g"]);
-    const sync = newGroupSync(endpoints);
+    const sync = newGroupSync();
     const p = principal("entra", "s", ["t"], "oid-3");
     expect(await sync.groupsFor(provider, p)).toEqual(["t", "g"]);
     fake.down = true;
@@ -198,7 +201,7 @@ describe("directory_idp (Microsoft Graph transitiveMemberOf)", () => {
 
   test("a nextLink to another host is refused: the management token never leaves Graph", async () => {
     fake.users.set("oid-4", ["a", "b", "c"]);
-    const sync = newGroupSync(endpoints);
+    const sync = newGroupSync();
     fake.answerNextOnce({
       status: 200,
       json: { value: [], "@odata.nextLink": "https://attacker.example/v1.0/steal" },
@@ -224,12 +227,13 @@ describe("project_idp (Descope-style management API)", () => {
       timeout: 2,
       project_id: fake.projectId,
       management_key: fake.managementKey,
+      management_url: fake.url,
     } as IdentityProviderConfig;
   });
 
   test("project roles, tenants and tenant roles, each kept apart", async () => {
     fake.users.set("U1", { roleNames: ["viewer"], tenants: [{ tenantId: "T1", roleNames: ["admin"] }] });
-    const sync = newGroupSync({ projectApiBase: fake.url });
+    const sync = newGroupSync();
     expect(await sync.groupsFor(provider, principal("proj", "U1"))).toEqual([
       "viewer",
       "tenant:T1",
@@ -239,7 +243,7 @@ describe("project_idp (Descope-style management API)", () => {
 
   test("429 with Retry-After and a wrong management key both fall back to the token's groups", async () => {
     fake.users.set("U2", { roleNames: ["viewer"], tenants: [] });
-    const sync = newGroupSync({ projectApiBase: fake.url });
+    const sync = newGroupSync();
     fake.answerNextOnce(descopeRateLimited(2));
     expect(await sync.groupsFor(provider, principal("proj", "U2", ["t"]))).toEqual(["t"]);
     expect(sync.status().proj?.state).toBe("rate_limited");
@@ -252,7 +256,7 @@ describe("project_idp (Descope-style management API)", () => {
 });
 
 test("a provider without management credentials (empty = not configured) keeps the token's groups, no lookup", async () => {
-  const sync = newGroupSync({});
+  const sync = newGroupSync();
   const provider = {
     name: "p",
     type: "hosted_idp",
@@ -287,7 +291,7 @@ describe("userinfo_endpoint", () => {
       userinfo_endpoint: `${userinfo.url}/userinfo`,
       timeout: 2,
     } as IdentityProviderConfig;
-    const sync = newGroupSync({});
+    const sync = newGroupSync();
     expect((await sync.groupsFor(provider, principal("oidc", "alice"), "token-a")).sort()).toEqual([
       "editor",
       "from-userinfo",
@@ -304,5 +308,82 @@ describe("userinfo_endpoint", () => {
     expect(await sync.groupsFor(provider, principal("oidc", "bob"), "token-b")).toEqual([]);
     expect(sync.status().oidc?.lastError).toMatch(/"sub" is not the token's/);
     expect(fallbacks).toEqual([["oidc", "token"]]);
+  });
+});
+
+describe("where each provider's management API is, without management_url", () => {
+  const base = { api_identifiers: [], timeout: 2, jwks_uri: "https://idp.test/jwks" };
+  test.each([
+    [
+      "the public cloud",
+      "https://login.microsoftonline.com/t1/v2.0",
+      "https://graph.microsoft.com",
+      "https://login.microsoftonline.com/t1/oauth2/v2.0/token",
+    ],
+    [
+      "US Government",
+      "https://login.microsoftonline.us/t1/v2.0",
+      "https://graph.microsoft.us",
+      "https://login.microsoftonline.us/t1/oauth2/v2.0/token",
+    ],
+    [
+      "China (21Vianet)",
+      "https://login.partner.microsoftonline.cn/t1/v2.0",
+      "https://microsoftgraph.chinacloudapi.cn",
+      "https://login.partner.microsoftonline.cn/t1/oauth2/v2.0/token",
+    ],
+    [
+      "a B2C or custom issuer",
+      "https://sso.acme.example/t1/v2.0",
+      "https://graph.microsoft.com",
+      "https://login.microsoftonline.com/t1/oauth2/v2.0/token",
+    ],
+  ])(
+    "directory_idp in %s: Graph and token endpoint follow the issuer's login host",
+    (_cloud, issuer, graph, tokenUrl) => {
+      const provider = {
+        ...base,
+        name: "e",
+        type: "directory_idp",
+        issuer,
+        tenant_id: "t1",
+      } as IdentityProviderConfig;
+      expect(directoryEndpoints(provider)).toEqual({ graph, tokenUrl, graphResource: graph });
+    },
+  );
+
+  test("directory_idp with management_url: requests go there, the token stays for the cloud's Graph (DoD's own host counts)", () => {
+    const issuer = "https://login.microsoftonline.us/t1/v2.0";
+    const provider = {
+      ...base,
+      name: "e",
+      type: "directory_idp",
+      issuer,
+      tenant_id: "t1",
+    } as IdentityProviderConfig;
+    const proxied = directoryEndpoints({ ...provider, management_url: "http://graph-egress.internal:8080" });
+    expect(proxied.graph).toBe("http://graph-egress.internal:8080");
+    expect(proxied.graphResource).toBe("https://graph.microsoft.us");
+    expect(
+      directoryEndpoints({ ...provider, management_url: "https://dod-graph.microsoft.us" }).graphResource,
+    ).toBe("https://dod-graph.microsoft.us");
+  });
+
+  test.each([
+    ["the derived issuer", "https://api.descope.com/v1/apps/P1", "https://api.descope.com"],
+    ["a regional project", "https://api.euc1.descope.com/P1", "https://api.euc1.descope.com"],
+    ["a custom domain", "https://auth.acme.example/P1", "https://api.descope.com"],
+  ])("project_idp with %s", (_name, issuer, api) => {
+    const provider = {
+      ...base,
+      name: "d",
+      type: "project_idp",
+      issuer,
+      project_id: "P1",
+    } as IdentityProviderConfig;
+    expect(projectApiBase(provider)).toBe(api);
+    expect(projectApiBase({ ...provider, management_url: "https://api.use1.descope.com/" })).toBe(
+      "https://api.use1.descope.com",
+    );
   });
 });

@@ -5,9 +5,13 @@ import type { AddressInfo } from "node:net";
 import { generateSigningKey, type RunningProvider, startProvider } from "svc-testkit/oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/index.ts";
+import { createGuardedFetch, type GuardedFetch } from "../../src/net/guarded-http.ts";
 import { DISCOVERY_TTL_MS, UpstreamDiscovery } from "../../src/upstream-oauth/discovery.ts";
 
 let provider: RunningProvider;
+/** Everything here is on loopback over plain http: development mode. The guard's own rules are tested below. */
+const developmentFetch: GuardedFetch = createGuardedFetch({ allowInsecure: true });
+const discovery = (now?: () => number) => new UpstreamDiscovery(developmentFetch, now);
 let upstream: Server;
 let upstreamUrl: string;
 /** What the upstream serves: metadata or not, and what its challenge points at. */
@@ -45,6 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await developmentFetch.close();
   upstream?.closeAllConnections();
   await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));
   await provider?.close();
@@ -57,12 +62,9 @@ function server(fields: Partial<ServerConfig> = {}): ServerConfig {
 describe("discovery of a server's authorization server", () => {
   it("follows the metadata to the authorization server, caches it for its lifetime, and shares one discovery", async () => {
     let now = 1_000_000;
-    const discovery = new UpstreamDiscovery(() => now);
+    const cached = discovery(() => now);
     requests.length = 0;
-    const [first, concurrent] = await Promise.all([
-      discovery.discover(server()),
-      discovery.discover(server()),
-    ]);
+    const [first, concurrent] = await Promise.all([cached.discover(server()), cached.discover(server())]);
     expect(concurrent).toBe(first);
     expect(first.as.issuer).toBe(provider.issuer);
     expect(first.resource).toBe(upstreamUrl);
@@ -70,38 +72,38 @@ describe("discovery of a server's authorization server", () => {
     expect(requests).toEqual(["POST /mcp", "GET /.well-known/oauth-protected-resource/mcp"]);
 
     now += DISCOVERY_TTL_MS - 1;
-    await discovery.discover(server());
+    await cached.discover(server());
     expect(requests).toHaveLength(2);
     now += 2;
-    await discovery.discover(server());
+    await cached.discover(server());
     expect(requests).toHaveLength(4);
   });
 
   it("uses the challenge's resource_metadata on the upstream's origin, and ignores one elsewhere", async () => {
     behaviour.challengeUrl = `${new URL(upstreamUrl).origin}/.well-known/oauth-protected-resource/elsewhere`;
     requests.length = 0;
-    await new UpstreamDiscovery().discover(server());
+    await discovery().discover(server());
     expect(requests).toContain("GET /.well-known/oauth-protected-resource/elsewhere");
     behaviour.challengeUrl = "http://attacker.invalid/.well-known/oauth-protected-resource";
     requests.length = 0;
-    await new UpstreamDiscovery().discover(server());
+    await discovery().discover(server());
     expect(requests).toEqual(["POST /mcp", "GET /.well-known/oauth-protected-resource/mcp"]);
     behaviour.challengeUrl = "";
   });
 
   it("replaces the advertised scopes with scopes_override", async () => {
-    const found = await new UpstreamDiscovery().discover(server({ scopes_override: "a b" }));
+    const found = await discovery().discover(server({ scopes_override: "a b" }));
     expect(found.scopes).toEqual(["a", "b"]);
   });
 
   it("names the server and the fix when there is no metadata, and uses auth_server_url instead of it", async () => {
     behaviour.metadata = false;
     try {
-      await expect(new UpstreamDiscovery().discover(server())).rejects.toThrow(
+      await expect(discovery().discover(server())).rejects.toThrow(
         /^Upstream server 'acme' uses upstream_auth_type oauth but publishes no usable protected-resource metadata .*; set auth_server_url to its authorization server's issuer$/,
       );
       requests.length = 0;
-      const found = await new UpstreamDiscovery().discover(server({ auth_server_url: provider.issuer }));
+      const found = await discovery().discover(server({ auth_server_url: provider.issuer }));
       expect(found.as.issuer).toBe(provider.issuer);
       expect(found.resource).toBe(upstreamUrl);
       expect(found.scopes).toEqual([]);
@@ -113,9 +115,22 @@ describe("discovery of a server's authorization server", () => {
 
   it("names auth_server_url when it points at no authorization server", async () => {
     await expect(
-      new UpstreamDiscovery().discover(server({ auth_server_url: `${new URL(upstreamUrl).origin}/nothing` })),
+      discovery().discover(server({ auth_server_url: `${new URL(upstreamUrl).origin}/nothing` })),
     ).rejects.toThrow(
       /^Upstream server 'acme': no authorization-server metadata could be read from .*; check auth_server_url$/,
     );
+  });
+
+  it("refuses an authorization server that the metadata names on a plain-http origin nobody configured", async () => {
+    // The operator configured the upstream (its origin is trusted); its metadata names the provider elsewhere.
+    const upstreamOrigin = new URL(upstreamUrl).origin;
+    const guarded = createGuardedFetch({ trustedOrigin: (origin) => origin === upstreamOrigin });
+    try {
+      await expect(new UpstreamDiscovery(guarded).discover(server())).rejects.toThrow(
+        `Upstream server 'acme': no authorization-server metadata could be read from ${provider.issuer} (RFC 8414: Refused a request to ${new URL(provider.issuer).origin}: only https: URLs are fetched from remote metadata`,
+      );
+    } finally {
+      await guarded.close();
+    }
   });
 });

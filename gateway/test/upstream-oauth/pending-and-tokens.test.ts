@@ -1,6 +1,6 @@
 // The KV records of upstream OAuth on both stores (in-memory and a real redis-server): a pending authorization is
-// taken exactly once, a user's URL is reused rather than multiplied, and a token sealed for one user never opens as
-// another's.
+// taken exactly once, its connect link released exactly once (to one browser), a user's link is reused rather than
+// multiplied, and a token sealed for one user never opens as another's.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKvStore } from "../../src/kv/create-kv-store.ts";
@@ -40,7 +40,9 @@ function pending(owner: string, scope = "files:read"): PendingAuthorization {
     issuer: "https://auth.acme.example",
     resource: "https://mcp.acme.example/mcp",
     scope,
-    created_at: 0,
+    created_at: Date.now(),
+    elicitationId: `elicitation-${owner}`,
+    vendorUrl: "https://auth.acme.example/authorize?state=s",
   };
 }
 
@@ -49,28 +51,65 @@ describe.each(["memory", "redis"])("on the %s store", (kind) => {
 
   it("hands a pending authorization to exactly one of several concurrent callbacks, and never again", async () => {
     const authorizations = new PendingAuthorizations(sealed());
-    await authorizations.add(
-      "state-1",
-      "https://auth.acme.example/authorize?state=state-1",
-      pending("alice"),
-    );
+    const alice = pending("alice");
+    await authorizations.add("state-1", alice);
     const taken = await Promise.all(Array.from({ length: 8 }, () => authorizations.take("state-1")));
-    expect(taken.filter((found) => found !== undefined)).toEqual([pending("alice")]);
+    expect(taken.filter((found) => found !== undefined)).toEqual([alice]);
     expect(await authorizations.take("state-1")).toBeUndefined();
     expect(await authorizations.take("never-issued")).toBeUndefined();
   });
 
-  it("hands out the same URL while it is pending, and a new one for other scopes (the old one then stops working)", async () => {
+  it("hands out the same link while it is unused, and a new one for other scopes (the old one then stops working)", async () => {
     const authorizations = new PendingAuthorizations(sealed());
-    await authorizations.add("state-a", "url-a", pending("bob"));
-    expect(await authorizations.outstanding("acme", "bob", "files:read")).toBe("url-a");
+    const linkA = await authorizations.add("state-a", pending("bob"));
+    expect(await authorizations.outstanding("acme", "bob", "files:read")).toEqual({
+      link: linkA,
+      elicitationId: "elicitation-bob",
+    });
     expect(await authorizations.outstanding("acme", "carol", "files:read")).toBeUndefined();
     expect(await authorizations.outstanding("acme", "bob", "files:write")).toBeUndefined();
-    await authorizations.add("state-b", "url-b", pending("bob", "files:write"));
+    const linkB = await authorizations.add("state-b", pending("bob", "files:write"));
+    expect(linkB).not.toBe(linkA);
+    expect(await authorizations.peek(linkA)).toBeUndefined();
     expect(await authorizations.take("state-a")).toBeUndefined();
     expect((await authorizations.take("state-b"))?.scope).toBe("files:write");
     // Once used, it is no longer handed out.
     expect(await authorizations.outstanding("acme", "bob", "files:write")).toBeUndefined();
+  });
+
+  it("releases a link to exactly one of several concurrent openings, bound to that browser", async () => {
+    const authorizations = new PendingAuthorizations(sealed());
+    const link = await authorizations.add("state-r", pending("dave"));
+    expect((await authorizations.peek(link))?.owner).toBe("dave");
+    const released = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => authorizations.release(link, `browser-${index}`)),
+    );
+    const winners = released.filter((found) => found !== undefined);
+    expect(winners).toHaveLength(1);
+    expect(await authorizations.peek(link)).toBeUndefined();
+    expect(await authorizations.outstanding("acme", "dave", "files:read")).toBeUndefined();
+    // The callback finds the request with the winner's binding.
+    expect((await authorizations.take("state-r"))?.browserBinding).toBe(winners[0]?.browserBinding);
+  });
+
+  it("keeps a request whose link was used while a newer link supersedes it, and drops one whose link was not", async () => {
+    const authorizations = new PendingAuthorizations(sealed());
+    const used = await authorizations.add("state-used", pending("erin"));
+    await authorizations.release(used, "browser");
+    await authorizations.add("state-next", pending("erin"));
+    expect((await authorizations.take("state-used"))?.browserBinding).toBe("browser");
+    const unused = await authorizations.add("state-unused", pending("frank"));
+    await authorizations.add("state-newer", pending("frank"));
+    expect(await authorizations.peek(unused)).toBeUndefined();
+    expect(await authorizations.take("state-unused")).toBeUndefined();
+  });
+
+  it("burns a link and its request", async () => {
+    const authorizations = new PendingAuthorizations(sealed());
+    const link = await authorizations.add("state-burn", pending("grace"));
+    expect((await authorizations.burn(link))?.owner).toBe("grace");
+    expect(await authorizations.release(link, "browser")).toBeUndefined();
+    expect(await authorizations.take("state-burn")).toBeUndefined();
   });
 
   it("keeps each user's token under their own key: a record copied to another user's key does not open", async () => {

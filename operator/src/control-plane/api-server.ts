@@ -73,7 +73,7 @@ export async function serveControlPlaneApi(options: {
   );
   const countRefusal = metrics.counter(
     "svc_operator_control_plane_refused_total",
-    "Control-plane API requests refused, by reason (unknown_gateway, duplicate_gateway, wrong_key, no_key_digest, other_organization)",
+    "Control-plane API requests refused, by reason (unknown_gateway, wrong_key, no_key_digest, other_organization)",
   );
   metrics.gauge(
     "svc_operator_control_plane_gateways",
@@ -110,12 +110,7 @@ export async function serveControlPlaneApi(options: {
     // An unknown id costs the same digest comparison as a wrong key, so the answer's timing says little about
     // which ids exist (the Secret read behind a known id is cached).
     if (!found.ok) keyMatches(key ?? "", UNKNOWN_GATEWAY_DIGEST);
-    if (!found.ok)
-      throw new Refusal(
-        401,
-        "unauthorized",
-        found.problem === "unknown gateway id" ? "unknown_gateway" : "duplicate_gateway",
-      );
+    if (!found.ok) throw new Refusal(401, "unauthorized", "unknown_gateway");
     const digest = await keyDigest(found.value);
     if (digest === undefined) {
       log.error(

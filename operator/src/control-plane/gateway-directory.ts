@@ -2,9 +2,10 @@ import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client
 import { GROUP_VERSION, KINDS, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../api/names.ts";
 import type { ControlPlaneClient } from "../api/operator-schemas.ts";
 import { WATCH_BACKOFF } from "../controller/backoff.ts";
+import { eventObject } from "../controller/events.ts";
 import type { Logger } from "../controller/log.ts";
 import { startInformer } from "../controller/start-informer.ts";
-import type { KubeClient } from "../kube/kube-client.ts";
+import { describeError, type KubeClient } from "../kube/kube-client.ts";
 import { gatewaySettings } from "../render/render-gateway.ts";
 import type { Resource } from "../render/resources.ts";
 import {
@@ -23,6 +24,12 @@ export type { Lookup, ServedDocument } from "./policy-document.ts";
 // ConfigMaps the controller renders (the whole configuration, for centralized mode). Every document is validated with
 // the gateway's own schema before it is served; an OrganizationPolicy that does not validate is logged and the last
 // good document of that organization keeps being served. Waiters (long polls) are woken on every change.
+//
+// A gateway id belongs to the McpGateway that claimed it first (the oldest creationTimestamp; uid breaks a tie). An
+// McpGateway claiming an id already held, in any watched namespace, does not take it away: the holder goes on being
+// served, the newcomer's requests are checked against the holder's key (and so refused), and the newcomer gets a
+// Warning event (DuplicateGatewayId) naming the holder. Otherwise anyone allowed to create an McpGateway in one
+// namespace could lock another namespace's gateway out by copying its id.
 
 type Cache = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
@@ -39,7 +46,11 @@ export class GatewayDirectory {
   readonly #lastGoodPolicy = new Map<string, ServedDocument>();
   readonly #reportedInvalid = new Set<string>();
   #waiters: (() => void)[] = [];
-  #byId = new Map<string, RegisteredGateway | "duplicate">();
+  #byId = new Map<string, RegisteredGateway>();
+  readonly #kube: KubeClient;
+  readonly #isLeader: () => boolean;
+  /** Duplicate claims already reported (by newcomer uid and id), so a claim gets one event, not one per change. */
+  readonly #reportedDuplicates = new Set<string>();
   /** The McpGateways' uids and generations when the id index was built: a change of status alone keeps it. */
   #gatewaySpecs = "";
   /** Built documents by OrganizationPolicy uid, for the resourceVersion they were built from. */
@@ -50,6 +61,8 @@ export class GatewayDirectory {
 
   constructor(kube: KubeClient, log: Logger, isLeader: () => boolean, namespace?: string) {
     this.#log = log;
+    this.#kube = kube;
+    this.#isLeader = isLeader;
     this.#writeStatus = (object) => writePolicyStatus(object, { kube, log, isLeader });
     const crd = (kind: "McpGateway" | "OrganizationPolicy") => ({
       apiVersion: GROUP_VERSION,
@@ -122,8 +135,6 @@ export class GatewayDirectory {
   find(gatewayId: string): Lookup<RegisteredGateway> {
     const found = this.#byId.get(gatewayId.toLowerCase());
     if (found === undefined) return { ok: false, problem: "unknown gateway id" };
-    if (found === "duplicate")
-      return { ok: false, problem: "gateway id claimed by more than one McpGateway" };
     return { ok: true, value: found };
   }
 
@@ -199,27 +210,71 @@ export class GatewayDirectory {
     return `OrganizationPolicy ${gateway.namespace}/${gateway.client.organizationPolicy} does not exist`;
   }
 
+  /** One Warning event on the newcomer, written by the leader. */
+  #reportDuplicate(newcomer: Resource, holder: RegisteredGateway): void {
+    const claim = claimOf(newcomer) as ControlPlaneClient;
+    const key = `${newcomer.metadata.uid ?? `${newcomer.metadata.namespace}/${newcomer.metadata.name}`}\u0000${claim.gatewayId}`;
+    if (this.#reportedDuplicates.has(key) || !this.#isLeader()) return;
+    if (this.#reportedDuplicates.size > 10_000) this.#reportedDuplicates.clear();
+    this.#reportedDuplicates.add(key);
+    const message = `spec.controlPlaneClient.gatewayId ${claim.gatewayId} is already held by McpGateway ${holder.namespace}/${holder.name}, which keeps it: this gateway's control-plane requests are refused; give it an id of its own`;
+    this.#log.warn("McpGateway claims a gateway id another McpGateway holds; refused", {
+      gateway: `${newcomer.metadata.namespace}/${newcomer.metadata.name}`,
+      holder: `${holder.namespace}/${holder.name}`,
+    });
+    this.#kube
+      .create(
+        eventObject(
+          "McpGateway",
+          newcomer,
+          { type: "Warning", reason: "DuplicateGatewayId", message },
+          new Date(),
+        ),
+      )
+      .catch((error: unknown) =>
+        this.#log.warn("DuplicateGatewayId event not written", { error: describeError(error) }),
+      );
+  }
+
   #changed(documentsMayHaveChanged: boolean): void {
     const specs = JSON.stringify(
       this.#caches.gateways.list().map((object) => [object.metadata?.uid, object.metadata?.generation]),
     );
     if (!documentsMayHaveChanged && specs === this.#gatewaySpecs) return;
     this.#gatewaySpecs = specs;
-    const byId = new Map<string, RegisteredGateway | "duplicate">();
-    for (const object of this.#caches.gateways.list()) {
-      const resource = object as Resource;
-      const client = (resource.spec as { controlPlaneClient?: ControlPlaneClient } | undefined)
-        ?.controlPlaneClient;
-      if (client === undefined) continue;
+    const claims = this.#caches.gateways
+      .list()
+      .map((object) => object as Resource)
+      .filter((resource) => claimOf(resource) !== undefined)
+      .sort(firstCreated);
+    const byId = new Map<string, RegisteredGateway>();
+    for (const resource of claims) {
+      const client = claimOf(resource) as ControlPlaneClient;
       const id = client.gatewayId.toLowerCase();
-      const entry = {
+      const holder = byId.get(id);
+      if (holder !== undefined) {
+        this.#reportDuplicate(resource, holder);
+        continue;
+      }
+      byId.set(id, {
         namespace: resource.metadata.namespace ?? "default",
         name: resource.metadata.name,
         client,
-      };
-      byId.set(id, byId.has(id) ? "duplicate" : entry);
+      });
     }
     this.#byId = byId;
     for (const wake of this.#waiters.splice(0)) wake();
   }
+}
+
+function claimOf(resource: Resource): ControlPlaneClient | undefined {
+  return (resource.spec as { controlPlaneClient?: ControlPlaneClient } | undefined)?.controlPlaneClient;
+}
+
+/** Oldest first: creationTimestamp (set by the API server, not by whoever writes the resource), then uid. */
+function firstCreated(a: Resource, b: Resource): number {
+  const created = (resource: Resource) =>
+    Date.parse((resource.metadata as { creationTimestamp?: string }).creationTimestamp ?? "") ||
+    Number.MAX_SAFE_INTEGER;
+  return created(a) - created(b) || (a.metadata.uid ?? "").localeCompare(b.metadata.uid ?? "");
 }

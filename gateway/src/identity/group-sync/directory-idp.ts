@@ -1,38 +1,65 @@
 // Group sync for `directory_idp` through Microsoft Graph: a client-credentials token from
 // `https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token` for the scope `https://graph.microsoft.com/.default`,
 // then `GET /v1.0/users/{oid}/transitiveMemberOf?$select=id,displayName&$top=999`, following `@odata.nextLink`.
+// Microsoft's national clouds have their own login and Graph hosts: both follow the issuer's login host (a US
+// Government tenant's issuer is on login.microsoftonline.us, so its Graph is graph.microsoft.us), and
+// `management_url` / `management_token_url` set them outright (DoD's dod-graph.microsoft.us, an egress proxy, a
+// stand-in). The token's scope names the cloud's Graph, whatever URL it is reached at.
 // Groups are the group object ids, as Entra puts them in a token's `groups` claim, so a policy written for token
 // groups means the same with sync (display names are not unique and anyone allowed to create a group picks one).
 // Directory roles and administrative units in the answer are skipped. A token whose groups did not fit (the overage
 // claim `_claim_names.groups`) carries none: sync is how its groups are found.
 import type { IdentityProviderConfig } from "../../config/index.ts";
-import {
-  addBounded,
-  type GroupSource,
-  type GroupSyncEndpoints,
-  MAX_PAGES,
-  type SyncSubject,
-} from "./group-source.ts";
+import { addBounded, type GroupSource, MAX_PAGES, type SyncSubject } from "./group-source.ts";
 import { ManagementToken } from "./management-token.ts";
 import { ProviderError, providerJson } from "./provider-http.ts";
 
 const GRAPH = "https://graph.microsoft.com";
 const LOGIN = "https://login.microsoftonline.com";
+/** Microsoft's login hosts and the Graph of their cloud (learn.microsoft.com, "National cloud deployments"). */
+const GRAPH_OF_LOGIN: Record<string, string> = {
+  "login.microsoftonline.com": GRAPH,
+  "login.microsoftonline.us": "https://graph.microsoft.us",
+  "login.partner.microsoftonline.cn": "https://microsoftgraph.chinacloudapi.cn",
+  "login.chinacloudapi.cn": "https://microsoftgraph.chinacloudapi.cn",
+};
+const GRAPHS = new Set([...Object.values(GRAPH_OF_LOGIN), "https://dod-graph.microsoft.us"]);
 
-export function directoryIdpSource(
-  provider: IdentityProviderConfig,
-  endpoints: GroupSyncEndpoints,
-): GroupSource {
-  const graph = (endpoints.directoryGraphBase ?? GRAPH).replace(/\/$/, "");
-  const login = (endpoints.directoryLoginBase ?? LOGIN).replace(/\/$/, "");
+export interface DirectoryEndpoints {
+  /** Graph's base URL, where requests go. */
+  graph: string;
+  /** The token endpoint of the tenant. */
+  tokenUrl: string;
+  /** The Graph the token is for (its `.default` scope): the cloud's, wherever requests go. */
+  graphResource: string;
+}
+
+export function directoryEndpoints(provider: IdentityProviderConfig): DirectoryEndpoints {
+  const issuerHost = new URL(provider.issuer).host;
+  const cloudGraph = GRAPH_OF_LOGIN[issuerHost];
+  const login = cloudGraph === undefined ? LOGIN : `https://${issuerHost}`;
+  const graph = (provider.management_url ?? cloudGraph ?? GRAPH).replace(/\/$/, "");
+  const configured =
+    provider.management_url === undefined ? undefined : new URL(provider.management_url).origin;
+  return {
+    graph,
+    tokenUrl:
+      provider.management_token_url ??
+      `${login}/${encodeURIComponent(provider.tenant_id as string)}/oauth2/v2.0/token`,
+    graphResource: configured !== undefined && GRAPHS.has(configured) ? configured : (cloudGraph ?? GRAPH),
+  };
+}
+
+export function directoryIdpSource(provider: IdentityProviderConfig): GroupSource {
+  const { graph, tokenUrl, graphResource } = directoryEndpoints(provider);
   const timeoutMs = provider.timeout * 1000;
   const token = new ManagementToken({
-    tokenUrl: `${login}/${encodeURIComponent(provider.tenant_id as string)}/oauth2/v2.0/token`,
+    tokenUrl,
     encoding: "form",
     params: {
       client_id: provider.client_id as string,
       client_secret: provider.client_secret as string,
-      scope: `${GRAPH}/.default`,
+      scope: `${graphResource}/.default`,
     },
     timeoutMs,
     what: `identity provider ${provider.name}: Graph token`,

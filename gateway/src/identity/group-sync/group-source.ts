@@ -19,18 +19,6 @@ export interface GroupSource {
   groupsOf(subject: SyncSubject): Promise<string[]>;
 }
 
-/**
- * Where the management APIs live. The defaults are the providers' public endpoints (an Auth0-style API lives at the
- * issuer's origin); tests point them at loopback fakes. Not a configuration field: production always talks to the
- * provider the issuer names.
- */
-export interface GroupSyncEndpoints {
-  hostedManagementBase?: string;
-  directoryLoginBase?: string;
-  directoryGraphBase?: string;
-  projectApiBase?: string;
-}
-
 /** Adds names up to the cap; true when the cap was hit. */
 export function addBounded(into: Set<string>, names: readonly string[]): boolean {
   for (const name of names) {

@@ -15,7 +15,7 @@ import type { KvStore } from "../../kv/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { Principal } from "../principal.ts";
 import { directoryIdpSource } from "./directory-idp.ts";
-import { type GroupSource, type GroupSyncEndpoints, hasGroupSyncCredentials } from "./group-source.ts";
+import { type GroupSource, hasGroupSyncCredentials } from "./group-source.ts";
 import { hostedIdpSource } from "./hosted-idp.ts";
 import { projectIdpSource } from "./project-idp.ts";
 import { ProviderError } from "./provider-http.ts";
@@ -31,7 +31,6 @@ export type FallbackSource = "cache" | "token";
 export interface GroupSyncOptions {
   kv: KvStore;
   logger: Logger;
-  endpoints?: GroupSyncEndpoints;
   ttlMs?: number;
   maxStaleMs?: number;
   now?: () => number;
@@ -55,7 +54,6 @@ interface CachedGroups {
 export class GroupSync {
   readonly #kv: KvStore;
   readonly #logger: Logger;
-  readonly #endpoints: GroupSyncEndpoints;
   readonly #ttlMs: number;
   readonly #maxStaleMs: number;
   readonly #now: () => number;
@@ -71,7 +69,6 @@ export class GroupSync {
   constructor(options: GroupSyncOptions) {
     this.#kv = options.kv;
     this.#logger = options.logger;
-    this.#endpoints = options.endpoints ?? {};
     this.#ttlMs = options.ttlMs ?? DEFAULT_GROUP_SYNC_TTL_MS;
     this.#maxStaleMs = Math.max(options.maxStaleMs ?? DEFAULT_GROUP_SYNC_MAX_STALE_MS, this.#ttlMs);
     this.#now = options.now ?? Date.now;
@@ -145,10 +142,10 @@ export class GroupSync {
     if (known !== undefined && known.fingerprint === fingerprint) return known.source;
     const source =
       provider.type === "hosted_idp"
-        ? hostedIdpSource(provider, this.#endpoints)
+        ? hostedIdpSource(provider)
         : provider.type === "directory_idp"
-          ? directoryIdpSource(provider, this.#endpoints)
-          : projectIdpSource(provider, this.#endpoints);
+          ? directoryIdpSource(provider)
+          : projectIdpSource(provider);
     this.#sources.set(provider.name, { fingerprint, source });
     return source;
   }

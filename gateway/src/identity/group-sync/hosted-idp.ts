@@ -3,29 +3,21 @@
 // (`GET /api/v2/users/{id}/roles`) and organizations (`GET /api/v2/users/{id}/organizations`), both paged with
 // `page`, `per_page` and `include_totals=true` (answers `{ start, limit, total, roles | organizations }`).
 // Groups: each role's name, and `org:<name>` for each organization, so an organization can never be mistaken for a
-// role of the same name.
+// role of the same name. `management_url` / `management_token_url` move the API and its token endpoint (a tenant
+// whose issuer is a custom domain, an egress proxy, a stand-in); the token's audience stays the issuer's API.
 import type { IdentityProviderConfig } from "../../config/index.ts";
-import {
-  addBounded,
-  type GroupSource,
-  type GroupSyncEndpoints,
-  MAX_PAGES,
-  type SyncSubject,
-} from "./group-source.ts";
+import { addBounded, type GroupSource, MAX_PAGES, type SyncSubject } from "./group-source.ts";
 import { ManagementToken } from "./management-token.ts";
 import { ProviderError, providerJson } from "./provider-http.ts";
 
 const PER_PAGE = 100;
 
-export function hostedIdpSource(
-  provider: IdentityProviderConfig,
-  endpoints: GroupSyncEndpoints,
-): GroupSource {
-  const domain = new URL(provider.issuer as string).origin;
-  const base = (endpoints.hostedManagementBase ?? domain).replace(/\/$/, "");
+export function hostedIdpSource(provider: IdentityProviderConfig): GroupSource {
+  const domain = new URL(provider.issuer).origin;
+  const base = (provider.management_url ?? domain).replace(/\/$/, "");
   const timeoutMs = provider.timeout * 1000;
   const token = new ManagementToken({
-    tokenUrl: `${base}/oauth/token`,
+    tokenUrl: provider.management_token_url ?? `${base}/oauth/token`,
     encoding: "json",
     params: {
       client_id: provider.client_id as string,

@@ -2,18 +2,24 @@
 // {project_id}:{management_key}`, `GET https://api.descope.com/v1/mgmt/user/userid?userid={sub}`, which answers
 // `{ user: { roleNames, userTenants: [{ tenantId, roleNames }] } }`. Groups: each project role name,
 // `tenant:<tenantId>` for each tenant, and `tenant:<tenantId>:<role>` for each role inside a tenant, so a role held
-// in one tenant is never read as the same role project-wide.
+// in one tenant is never read as the same role project-wide. A project lives in one region, whose API host
+// (`api.<region>.descope.com`) its issuer names; `management_url` sets it outright (a custom domain, a stand-in).
 import type { IdentityProviderConfig } from "../../config/index.ts";
-import { addBounded, type GroupSource, type GroupSyncEndpoints, type SyncSubject } from "./group-source.ts";
+import { addBounded, type GroupSource, type SyncSubject } from "./group-source.ts";
 import { ProviderError, providerJson } from "./provider-http.ts";
 
 const API = "https://api.descope.com";
+const REGIONAL_API = /^api(\.[a-z0-9-]+)?\.descope\.com$/;
 
-export function projectIdpSource(
-  provider: IdentityProviderConfig,
-  endpoints: GroupSyncEndpoints,
-): GroupSource {
-  const base = (endpoints.projectApiBase ?? API).replace(/\/$/, "");
+/** The management API's base: management_url, else the issuer's own API host, else the default region's. */
+export function projectApiBase(provider: IdentityProviderConfig): string {
+  if (provider.management_url !== undefined) return provider.management_url.replace(/\/$/, "");
+  const issuer = new URL(provider.issuer);
+  return issuer.protocol === "https:" && REGIONAL_API.test(issuer.host) ? issuer.origin : API;
+}
+
+export function projectIdpSource(provider: IdentityProviderConfig): GroupSource {
+  const base = projectApiBase(provider);
   const authorization = `Bearer ${provider.project_id}:${provider.management_key}`;
   const what = `identity provider ${provider.name}: load user`;
   return {

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
-import { generateSigningKey } from "svc-testkit/oidc-provider";
+import { generateSigningKey } from "./oidc-provider.ts";
 
 export interface VendorOptions {
   /** Dynamic Client Registration at /reg (advertised as registration_endpoint) or not at all. */
