@@ -12,6 +12,7 @@ import { firewallPolicySchema } from "../src/config/firewall-schema.ts";
 import { scrubbingPolicySchema } from "../src/config/schema.ts";
 import { compileFirewall, DetectorSet } from "../src/firewall/detectors.ts";
 import { mergeFirewallLayers } from "../src/firewall/policy.ts";
+import { textInspectors } from "../src/inspect/chain.ts";
 import { firewallInspectors } from "../src/inspect/firewall-inspector.ts";
 import { inspectRequest, type MessageInspector, responseInspection } from "../src/inspect/inspector.ts";
 import { newRequestRecord } from "../src/inspect/request-record.ts";
@@ -46,7 +47,8 @@ const wall = firewallInspectors(firewall, ignore);
 const chains: Record<string, { request: MessageInspector[]; response: MessageInspector[] }> = {
   scrubbing: { request: [scrub.request], response: [scrub.response] },
   firewall: { request: [wall.request], response: [wall.response] },
-  both: { request: [scrub.request, wall.request], response: [scrub.response, wall.response] },
+  // In the request path's order (inspect/chain.ts).
+  both: textInspectors({ scrubbing, firewall }, { onScrubbed: ignore, onFirewallFinding: ignore }),
 };
 
 const requestBody = JSON.stringify({

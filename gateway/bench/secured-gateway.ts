@@ -90,6 +90,8 @@ ${server("bench-json", "/json/mcp")}${server("bench-sse", "/sse/mcp")}${server("
       },
       logFile: join(dir, `${name}.log`),
       program: options.program,
+      // A loaded machine (shared cores, other suites running) can take a while to start a gateway with Redis.
+      timeoutMs: 90_000,
     });
     const now = Math.floor(Date.now() / 1000);
     const authHeaders: Record<string, string>[] = [];

@@ -7,6 +7,8 @@ export type AuditKind =
   | "session_refused"
   | "pii_scrubbed"
   | "injection_detected"
+  /** A message an inspector (or the relay, unable to read it) did not pass on: refused, withheld, dropped. */
+  | "message_withheld"
   | "upstream_error"
   | "call_completed"
   | "events_dropped"

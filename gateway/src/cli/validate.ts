@@ -1,12 +1,17 @@
 import { parseArgs } from "node:util";
 import { enabledExporters } from "../audit/exporters/enabled.ts";
 import { ConfigError, formatProblem, type LoadedConfig, loadConfig } from "../config/index.ts";
+import { HASH_KEY_VARIABLE, MIN_HASH_KEY_LENGTH } from "../pii/index.ts";
+import { buildSnapshot } from "../runtime/config-snapshot.ts";
 
-const HELP = `Usage: svc-gateway validate [--config FILE] [--json] [--keep-unset-variables]
+const HELP = `Usage: svc-gateway validate [--config FILE] [--json] [--keep-unset-variables] [--skip-model-files]
 
 Checks a gateway configuration: finds it like the gateway does (SVC_CONFIG_FILE,
 /etc/svc-gateway/config.yaml, /etc/svc-gateway/config.yml, ./svc-gateway.yaml,
-./svc-gateway.yml), substitutes \${VAR} and \${VAR:default}, and applies every rule.
+./svc-gateway.yml), substitutes \${VAR} and \${VAR:default}, applies every rule,
+and runs every check svc-gateway start runs that needs no network: each server's
+scrubbing and firewall compiled (SVC_SCRUB_HASH_KEY for hash rules, as this shell
+has it), model files loaded.
 
 Options:
   -c, --config FILE  validate FILE instead of searching; "-" reads standard input
@@ -14,13 +19,23 @@ Options:
       --keep-unset-variables
                      leave an unset \${VAR} as written instead of failing: checks
                      YAML rendered for a pod whose secrets are not in this shell
+                     (SVC_SCRUB_HASH_KEY included)
+      --skip-model-files
+                     do not load the firewall's model files: checks YAML for a
+                     machine where they are mounted and this one has none
   -h, --help         show this help
 
 Exit status: 0 valid, 1 invalid (one line per problem), 2 usage error.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { config?: string; json?: boolean; help?: boolean; "keep-unset-variables"?: boolean };
+  let values: {
+    config?: string;
+    json?: boolean;
+    help?: boolean;
+    "keep-unset-variables"?: boolean;
+    "skip-model-files"?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -28,6 +43,7 @@ export async function run(argv: string[]): Promise<number> {
         config: { type: "string", short: "c" },
         json: { type: "boolean" },
         "keep-unset-variables": { type: "boolean" },
+        "skip-model-files": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -62,11 +78,61 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
 
+  // Everything else `start` refuses a configuration for that needs no network: compiling each server's scrubbing (a
+  // hash rule without SVC_SCRUB_HASH_KEY) and firewall, and loading its model files.
+  const refusal = await startTimeRefusal(
+    loaded,
+    values["keep-unset-variables"] ?? false,
+    values["skip-model-files"] ?? false,
+  );
+  if (refusal !== undefined) {
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ valid: false, source: refusal.source ?? null, problems: refusal.problems }, null, 2)}\n`,
+      );
+    } else {
+      process.stderr.write(
+        `invalid configuration: ${refusal.source ?? loaded.source}\n${refusal.problems.map(formatProblem).join("\n")}\n`,
+      );
+    }
+    return 1;
+  }
+
   const summary = summarize(loaded);
   if (values.json) process.stdout.write(`${JSON.stringify({ valid: true, ...summary }, null, 2)}\n`);
   else process.stdout.write(renderSummary(summary));
   for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
   return 0;
+}
+
+/**
+ * The configuration built as `start` builds it (runtime/config-snapshot.ts), model files loaded: the ConfigError it
+ * would refuse to start with, or undefined. Detectors are closed again (a model file runs in a worker thread).
+ */
+async function startTimeRefusal(
+  loaded: LoadedConfig,
+  keepUnsetVariables: boolean,
+  skipModelFiles: boolean,
+): Promise<ConfigError | undefined> {
+  // Secrets not in this shell (--keep-unset-variables): the hash key is one, so its absence is not held against it.
+  const env = { ...process.env };
+  if (keepUnsetVariables) env[HASH_KEY_VARIABLE] ??= "k".repeat(MIN_HASH_KEY_LENGTH);
+  let snapshot: ReturnType<typeof buildSnapshot>;
+  try {
+    snapshot = buildSnapshot(loaded, env, 1, env.SVC_ALLOW_ANONYMOUS === "true");
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  try {
+    if (!skipModelFiles) await snapshot.detectors.ready(loaded.source);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  } finally {
+    await snapshot.detectors.close();
+  }
 }
 
 /** What a reviewer wants to see of a valid configuration; names and counts only, never a secret. */

@@ -12,7 +12,7 @@ import {
   stringList,
 } from "./fields.ts";
 import { firewallPolicySchema, serverFirewallSchema } from "./firewall-schema.ts";
-import { ENTITY_TYPES } from "./pii-entities.ts";
+import { ENTITY_TYPES, unknownEntityTypeMessage } from "./pii-entities.ts";
 
 // The gateway's YAML configuration, the single source of truth: the loader, `svc-gateway
 // validate`, the operator and the generated JSON Schema all use these definitions. Rules that span several
@@ -157,7 +157,9 @@ export const customRuleSchema = z
   });
 
 export const recognizerSchema = z.strictObject({
-  entity_type: oneOf(ENTITY_TYPES, "Entity type of a built-in recognizer (Presidio's names)"),
+  entity_type: z
+    .enum(ENTITY_TYPES, { error: (issue) => unknownEntityTypeMessage(issue.input) })
+    .describe("Entity type of a built-in recognizer (Presidio's names)"),
   enabled: flag(true, "Turns the recognizer on"),
   replacement: z.string({ error: "must be a string" }).describe("Custom replacement text").optional(),
 });

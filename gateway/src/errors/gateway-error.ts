@@ -56,6 +56,9 @@ export const GATEWAY_ERROR_CODES = {
   // A JSON answer over SVC_MAX_UPSTREAM_RESPONSE_BYTES, or one SSE event over SVC_MAX_SSE_EVENT_BYTES (then as
   // an error event on the stream: its 200 head has already gone out).
   upstream_answer_too_large: { status: 502, rpcCode: -32002 },
+  // An answer the response inspectors cannot read (not JSON, not JSON-RPC, answering none of the request's ids) while
+  // one is on: never forwarded unread. As an error event on a stream whose head has gone out.
+  upstream_uninspectable: { status: 502, rpcCode: -32002 },
   upstream_auth_required: { status: 502, rpcCode: -32001 },
   // The upstream refused the gateway's request (403). Answered by the gateway, without the upstream's body or
   // challenge: the client is refused too, but must not be sent to re-authorise wherever the upstream says.

@@ -1,10 +1,12 @@
-// The prompt-injection firewall as a message inspector: which text of which MCP message a detector reads, in each
-// direction, and what happens on a detection.
+// The prompt-injection firewall as a message inspector: which of a message's texts (message-text.ts says where texts
+// sit, for scrubbing and the firewall alike) a detector reads, and what happens on a detection.
 //
-// Up (client → upstream): the arguments of tools/call and prompts/get, the completion argument and its context.
-// Down (upstream → client): the results of tools/call (text and embedded text resources, structuredContent),
-// resources/read (text contents) and prompts/get (description, messages), and the sampling requests a server sends
-// (messages, system prompt). Each is limited to the methods the settings list.
+// Up (client → upstream): the arguments of the methods the `requests` list names, and the user's answers a retried
+// request of those methods carries (`inputResponses`).
+// Down (upstream → client): the results of the methods the `responses` list names (an answer of unknown method when
+// any result method is listed), sampling requests (server requests and MRTR input requests) when
+// `sampling/createMessage` is listed; error messages and data, elicitation requests and log and progress
+// notifications always: a model or a person reads them whatever was asked.
 //
 // A message's text is read as one document (its strings joined by line breaks, allow-listed fields left out), so an
 // instruction split across two fields is still read whole, and each detector is asked once per message. Detectors
@@ -16,9 +18,16 @@ import type { Detection, FirewallDirection } from "../firewall/detector.ts";
 import { DetectorUnavailableError } from "../firewall/detector.ts";
 import type { CompiledFirewall, FirewallDetector } from "../firewall/detectors.ts";
 import type { FirewallSettings } from "../firewall/policy.ts";
-import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
+import { isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
 import { type InspectorVerdict, KEEP, type MessageInspector } from "./inspector.ts";
-import { type RequestRecord, requestAnswered } from "./request-record.ts";
+import {
+  editTexts,
+  type MessageSubject,
+  subjectOf,
+  type TextEditor,
+  type TextSource,
+} from "./message-text.ts";
+import type { RequestRecord } from "./request-record.ts";
 
 /** What the firewall reports about one message: a detection, or a detector that gave no answer. Never the text. */
 export interface FirewallFinding {
@@ -47,22 +56,47 @@ const isObject = (value: unknown): value is Json =>
 /** Nesting past this is not read further; block mode refuses such a message as uninspectable. */
 const MAX_DEPTH = 64;
 
-/** Gathers the text of one message, up to max_text_chars; allow-listed field names are skipped. */
-class TextCollector {
+/**
+ * Gathers the text of one message, up to max_text_chars, from the sources the settings inspect: arguments and results
+ * by their method (the `requests` and `responses` lists), sampling requests when `sampling/createMessage` is listed;
+ * error texts, elicitation requests and notifications always (they are read whatever was asked); nothing of a tool in
+ * allow_tools. Allow-listed field names are skipped in JSON values.
+ */
+class TextCollector implements TextEditor {
   readonly #parts: string[] = [];
   readonly #allowFields: ReadonlySet<string>;
   readonly #max: number;
+  readonly #sources: ReadonlySet<TextSource>;
   #chars = 0;
   /** More text than the bound, or deeper than MAX_DEPTH: not everything was read. */
   overflow = false;
 
-  constructor(settings: FirewallSettings) {
+  constructor(settings: FirewallSettings, sources: ReadonlySet<TextSource>) {
     this.#allowFields = settings.allowFields;
     this.#max = settings.maxTextChars;
+    this.#sources = sources;
   }
 
-  text(value: unknown): void {
-    if (typeof value !== "string" || value === "") return;
+  reads(source: TextSource): boolean {
+    return this.#sources.has(source);
+  }
+
+  text(value: string): string {
+    this.#collect(value);
+    return value;
+  }
+
+  value(value: unknown): unknown {
+    this.#walk(value, 0);
+    return value;
+  }
+
+  get empty(): boolean {
+    return this.#parts.length === 0;
+  }
+
+  #collect(value: string): void {
+    if (value === "") return;
     const room = this.#max - this.#chars;
     if (room <= 0) {
       this.overflow = true;
@@ -75,29 +109,16 @@ class TextCollector {
   }
 
   /** Every string in a JSON value (arguments, structured content), object keys in allow_fields left out. */
-  value(value: unknown, depth = 0): void {
-    if (typeof value === "string") this.text(value);
+  #walk(value: unknown, depth: number): void {
+    if (typeof value === "string") this.#collect(value);
     else if (depth >= MAX_DEPTH) {
       if (typeof value === "object" && value !== null) this.overflow = true;
-    } else if (Array.isArray(value)) for (const item of value) this.value(item, depth + 1);
+    } else if (Array.isArray(value)) for (const item of value) this.#walk(item, depth + 1);
     else if (isObject(value)) {
       for (const [key, item] of Object.entries(value)) {
-        if (!this.#allowFields.has(key)) this.value(item, depth + 1);
+        if (!this.#allowFields.has(key)) this.#walk(item, depth + 1);
       }
     }
-  }
-
-  /** Content blocks: text and embedded text resources are read; images, audio, blobs and links are not text. */
-  content(block: unknown): void {
-    if (Array.isArray(block)) for (const item of block) this.content(item);
-    else if (isObject(block)) {
-      if (block.type === "text") this.text(block.text);
-      else if (block.type === "resource" && isObject(block.resource)) this.text(block.resource.text);
-    }
-  }
-
-  messages(list: unknown): void {
-    if (Array.isArray(list)) for (const item of list) if (isObject(item)) this.content(item.content);
   }
 
   joined(): string {
@@ -105,69 +126,46 @@ class TextCollector {
   }
 }
 
-/** What of a message the firewall reads: its method and tool, and the text; undefined when nothing applies. */
-interface Subject {
-  method: string;
-  tool: string | undefined;
-  collector: TextCollector;
+/** Texts read whatever the method lists say: a model or a person reads them wherever they come from. */
+const ALWAYS_READ: readonly TextSource[] = ["error", "elicitation", "notification"];
+/** The result methods of the `responses` list: an answer of unknown method is read when any of them is listed. */
+const RESULT_METHODS = ["tools/call", "resources/read", "prompts/get"];
+
+/**
+ * Which sources a subject's texts come from depends on little (direction, method, tool, attribution): computed once
+ * per server's settings, which live as long as their configuration (the inspectors themselves are built per request).
+ */
+const sourcesCaches = new WeakMap<FirewallSettings, Map<string, ReadonlySet<TextSource>>>();
+
+function sourcesCache(settings: FirewallSettings): Map<string, ReadonlySet<TextSource>> {
+  let cache = sourcesCaches.get(settings);
+  if (cache === undefined) {
+    cache = new Map();
+    sourcesCaches.set(settings, cache);
+  }
+  return cache;
 }
 
-function requestSubject(message: JsonRpcMessage, settings: FirewallSettings): Subject | undefined {
-  if (!isJsonRpcRequest(message) || !settings.requests.has(message.method as string)) return undefined;
-  const method = message.method as string;
-  const params = isObject(message.params) ? message.params : {};
-  const tool = method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
-  if (tool !== undefined && settings.allowTools.has(tool)) return undefined;
-  const collector = new TextCollector(settings);
-  if (method === "completion/complete") {
-    if (isObject(params.argument)) collector.text(params.argument.value);
-    if (isObject(params.context)) collector.value(params.context.arguments);
-  } else collector.value(params.arguments);
-  return { method, tool, collector };
-}
-
-function responseSubject(
-  record: RequestRecord,
-  message: JsonRpcMessage,
-  settings: FirewallSettings,
-): Subject | undefined {
-  const collector = new TextCollector(settings);
-  if (isJsonRpcResponse(message)) {
-    const request = requestAnswered(record, message.id);
-    const method = request?.method;
-    if (typeof method !== "string" || !settings.responses.has(method) || !isObject(message.result))
-      return undefined;
-    const result = message.result;
-    let tool: string | undefined;
-    switch (method) {
-      case "tools/call": {
-        const params = isObject(request?.params) ? request.params : {};
-        tool = typeof params.name === "string" ? params.name : undefined;
-        if (tool !== undefined && settings.allowTools.has(tool)) return undefined;
-        collector.content(result.content);
-        collector.value(result.structuredContent);
-        break;
-      }
-      case "resources/read":
-        if (Array.isArray(result.contents))
-          for (const item of result.contents) if (isObject(item)) collector.text(item.text);
-        break;
-      case "prompts/get":
-        collector.text(result.description);
-        collector.messages(result.messages);
-        break;
-      default:
-        return undefined;
+/** Which sources of a message the settings read; empty when none (a tool in allow_tools, a method not listed). */
+function sourcesFor(subject: MessageSubject, settings: FirewallSettings): ReadonlySet<TextSource> {
+  const sources = new Set<TextSource>();
+  if (subject.tool !== undefined && settings.allowTools.has(subject.tool)) return sources;
+  if (subject.direction === "request") {
+    // The arguments, and the user's answers a retried request carries, of the methods the settings list.
+    if (subject.method !== undefined && settings.requests.has(subject.method)) {
+      sources.add("arguments");
+      sources.add("answers");
     }
-    return { method, tool, collector };
+    return sources;
   }
-  if (message.method === "sampling/createMessage" && settings.responses.has("sampling/createMessage")) {
-    const params = isObject(message.params) ? message.params : {};
-    collector.text(params.systemPrompt);
-    collector.messages(params.messages);
-    return { method: "sampling/createMessage", tool: undefined, collector };
-  }
-  return undefined;
+  for (const source of ALWAYS_READ) sources.add(source);
+  if (settings.responses.has("sampling/createMessage")) sources.add("sampling");
+  const method = subject.method;
+  const resultRead = subject.unattributed
+    ? RESULT_METHODS.some((listed) => settings.responses.has(listed))
+    : method !== undefined && settings.responses.has(method);
+  if (resultRead) sources.add("result");
+  return sources;
 }
 
 /** The first detection among the detectors (in order), or undefined; a detector without answer per its on_error. */
@@ -224,14 +222,31 @@ export function firewallInspectors(
   const { settings } = firewall;
   const block = settings.mode === "block";
 
+  const sourcesBySubject = sourcesCache(settings);
+  const sourcesOf = (subject: MessageSubject): ReadonlySet<TextSource> => {
+    const key = `${subject.direction}\0${subject.method ?? ""}\0${subject.tool ?? ""}\0${subject.unattributed}`;
+    let sources = sourcesBySubject.get(key);
+    if (sources === undefined) {
+      sources = sourcesFor(subject, settings);
+      // Tool names are the upstream's and a client's to choose: the cache stays bounded whatever they send.
+      if (sourcesBySubject.size >= 1024) sourcesBySubject.clear();
+      sourcesBySubject.set(key, sources);
+    }
+    return sources;
+  };
+
   const inspect = (
     record: RequestRecord,
     message: JsonRpcMessage,
     direction: FirewallDirection,
-    subject: Subject | undefined,
   ): InspectorVerdict | Promise<InspectorVerdict> => {
-    if (subject === undefined) return KEEP;
-    const { method, tool, collector } = subject;
+    const subject = subjectOf(record, message, direction);
+    const sources = sourcesOf(subject);
+    if (sources.size === 0) return KEEP;
+    const collector = new TextCollector(settings, sources);
+    editTexts(message, subject, collector);
+    const method = describe(subject, message);
+    const tool = subject.tool;
     const text = collector.joined();
     const threshold = settings.thresholds[direction];
     const report = (
@@ -255,12 +270,12 @@ export function firewallInspectors(
       );
     }
     const kept = (): InspectorVerdict => {
-      if (direction === "response" && settings.spotlighting && method === "tools/call") {
+      if (direction === "response" && settings.spotlighting && subject.method === "tools/call") {
         return spotlight(message, record.server, tool);
       }
       return KEEP;
     };
-    if (text === "") return kept();
+    if (collector.empty) return kept();
     const decide = (outcome: Outcome): InspectorVerdict => {
       let refused = false;
       for (const failure of outcome.unavailable) {
@@ -298,14 +313,20 @@ export function firewallInspectors(
   return {
     request: {
       name: "firewall",
-      inspect: (record, message) => inspect(record, message, "request", requestSubject(message, settings)),
+      inspect: (record, message) => inspect(record, message, "request"),
     },
     response: {
       name: "firewall",
-      inspect: (record, message) =>
-        inspect(record, message, "response", responseSubject(record, message, settings)),
+      inspect: (record, message) => inspect(record, message, "response"),
     },
   };
+}
+
+/** How findings and refusals name a message: its method, the method it answers, or what it is. */
+function describe(subject: MessageSubject, message: JsonRpcMessage): string {
+  if (subject.method !== undefined) return subject.method;
+  if (!isJsonRpcResponse(message)) return "message";
+  return subject.direction === "request" ? "client answer" : "unattributed answer";
 }
 
 function refuse(
@@ -319,7 +340,11 @@ function refuse(
   const what =
     direction === "request"
       ? `the arguments of ${method}`
-      : `the ${method === "sampling/createMessage" ? "sampling request" : `result of ${method}`}`;
+      : method === "sampling/createMessage" || method === "elicitation/create"
+        ? `the ${method === "sampling/createMessage" ? "sampling" : "elicitation"} request`
+        : method.startsWith("notifications/")
+          ? `the notification ${method}`
+          : `the result of ${method}`;
   const named = tool === undefined ? "" : ` (tool ${tool})`;
   const done = direction === "request" ? "the request was not forwarded" : "it was withheld from the client";
   // The score stays in the audit trail: told to the caller, it would let an attacker tune a text below the threshold.

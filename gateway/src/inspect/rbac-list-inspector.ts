@@ -9,7 +9,14 @@ import { filterListResult, isFilteredList } from "../rbac/filter-list.ts";
 import type { ToolHintsCache } from "../rbac/tool-hints-cache.ts";
 import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage, rpcIdKey } from "../sse/json-rpc.ts";
 import { KEEP, type MessageInspector } from "./inspector.ts";
-import type { RequestRecord } from "./request-record.ts";
+import { type RequestRecord, requestAnswered } from "./request-record.ts";
+
+const UNATTRIBUTED_LISTS = [
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+] as const;
 
 /**
  * The inspector for one request, or undefined when it has nothing to do: no list request in the body (answers to
@@ -30,7 +37,7 @@ export function rbacListInspector(
     }
   }
   if (lists.size === 0 && record.httpMethod !== "GET") return undefined;
-  const filtering = server.capability_rbac_enabled && lists.size > 0;
+  const filtering = server.capability_rbac_enabled && (lists.size > 0 || record.httpMethod === "GET");
   const allowed = (capability: Capability, toolHints?: ToolHints) =>
     decide(server, policy, principal.groups, capability, toolHints).allowed;
 
@@ -43,6 +50,12 @@ export function rbacListInspector(
       }
       if (!isJsonRpcResponse(message) || message.result === undefined) return KEEP;
       const method = lists.get(rpcIdKey(message.id));
+      // An answer of unknown request (a resumed stream replays earlier answers) is filtered as any list it holds.
+      if (method === undefined && filtering && requestAnswered(record, message.id) === undefined) {
+        let result: unknown = message.result;
+        for (const list of UNATTRIBUTED_LISTS) result = filterListResult(list, result, allowed);
+        return result === message.result ? KEEP : { action: "replace", message: { ...message, result } };
+      }
       if (method === undefined || !isFilteredList(method)) return KEEP;
       if (method === "tools/list") hints.observe(server.name, message.result);
       if (!filtering) return KEEP;

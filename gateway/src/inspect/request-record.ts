@@ -8,6 +8,7 @@ import type { Capability } from "../rbac/capability.ts";
 import type { RbacDecision } from "../rbac/decide.ts";
 import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
 import { isJsonRpcRequest, type JsonRpcMessage, rpcIdKey } from "../sse/json-rpc.ts";
+import type { WithheldMessage } from "./inspector.ts";
 
 export interface RequestRecord {
   readonly requestId: string;
@@ -35,6 +36,13 @@ export interface RequestRecord {
   decisions?: Array<{ decision: RbacDecision; capability: Capability | undefined }>;
   /** The refusal or failure that answered the request, if one did. */
   failure?: { code: GatewayErrorCode; message: string; authFailure?: string };
+  /** Messages of the answer that were not passed on as sent (a JSON answer's: known before the call is recorded). */
+  withheld?: { count: number; first: WithheldMessage };
+  /**
+   * The request a multi round-trip retry continues (2026-07-28): the request id of the exchange whose `input_required`
+   * result carried the `requestState` this request echoes, when this gateway saw it.
+   */
+  retryOf?: string;
   /** Headers every answer to this request carries (RateLimit once counted). */
   extraHeaders?: Record<string, string>;
   cors?: Record<string, string>;

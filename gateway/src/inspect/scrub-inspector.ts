@@ -1,21 +1,17 @@
-// PII scrubbing as a message inspector: which parts of which MCP message carry user data, in each direction. The
-// engine (pii/) scrubs strings and JSON values; this file knows the MCP shapes, so a tool's arguments are scrubbed as
-// data while a result's image bytes, URIs, names and MIME types are left alone (scrubbing base64 would corrupt it and
-// find "phone numbers" in noise; renaming a URI would break it).
-//
-// Up (client → upstream): tools/call and prompts/get arguments, the completion argument and its context, and the
-// client's answers to the server's sampling and elicitation requests.
-// Down (upstream → client): results of tools/call (text and embedded-resource content, structuredContent),
-// resources/read (text contents), prompts/get (messages, description) and completion/complete (values); the server's
-// own requests (sampling messages and system prompt, elicitation message) and notifications (log data, progress
-// message), on JSON answers and on every SSE event alike.
+// PII scrubbing as a message inspector: the engine (pii/) scrubs strings and JSON values; which texts of which MCP
+// message carry user data is written once, in message-text.ts, and shared with the firewall. Arguments, form data,
+// structured content, error data and log data are scrubbed as JSON values (sensitive and whitelisted fields apply,
+// numbers long enough to be a card or a phone number are read as their digits); other texts as strings. Both
+// directions, on JSON answers and on every SSE event alike.
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { CompiledScrubbing, LimitExceeded } from "../pii/index.ts";
-import { isJsonRpcRequest, isJsonRpcResponse, type JsonRpcMessage } from "../sse/json-rpc.ts";
-import { type InspectorVerdict, KEEP, type MessageInspector } from "./inspector.ts";
-import { type RequestRecord, requestAnswered } from "./request-record.ts";
+import type { JsonRpcMessage } from "../sse/json-rpc.ts";
+import type { InspectorVerdict, MessageInspector } from "./inspector.ts";
+import { KEEP } from "./inspector.ts";
+import { editTexts, subjectOf, type TextDirection, type TextEditor } from "./message-text.ts";
+import type { RequestRecord } from "./request-record.ts";
 
-export type ScrubDirection = "request" | "response";
+export type ScrubDirection = TextDirection;
 
 /** Told about every message that had something replaced: which entity types, how many; never the values. */
 export type ScrubListener = (
@@ -25,15 +21,11 @@ export type ScrubListener = (
   counts: ScrubCounts,
 ) => void;
 
-type Json = Record<string, unknown>;
 /** Replacements by entity type (or rule), never the values. */
 export type ScrubCounts = Record<string, number>;
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** Collects what one message's scrubbing replaced; `changed` once anything was. */
-class Tally {
+/** Collects what one message's scrubbing replaced; `changed` once anything was. Reads every source of text. */
+class Tally implements TextEditor {
   readonly counts: ScrubCounts = {};
   readonly scrubbing: CompiledScrubbing;
   changed = false;
@@ -44,32 +36,16 @@ class Tally {
     this.scrubbing = scrubbing;
   }
 
-  text(text: unknown): unknown {
-    if (typeof text !== "string") return text;
-    return this.#add(this.scrubbing.scrubText(text));
+  reads(): boolean {
+    return true;
+  }
+
+  text(text: string): string {
+    return this.#add(this.scrubbing.scrubText(text)) as string;
   }
 
   value(value: unknown): unknown {
-    if (value === undefined) return value;
     return this.#add(this.scrubbing.scrubValue(value));
-  }
-
-  /** A content block: text and embedded text resources are scrubbed; images, audio, blobs and links are not data. */
-  content(block: unknown): unknown {
-    if (Array.isArray(block)) {
-      const out = block.map((item) => this.content(item));
-      return out.some((item, i) => item !== block[i]) ? out : block;
-    }
-    if (!isObject(block)) return block;
-    if (block.type === "text") return this.#field(block, "text", this.text(block.text));
-    if (block.type === "resource" && isObject(block.resource)) {
-      return this.#field(block, "resource", this.resourceContents(block.resource));
-    }
-    return block;
-  }
-
-  resourceContents(contents: unknown): unknown {
-    return isObject(contents) ? this.#field(contents, "text", this.text(contents.text)) : contents;
   }
 
   #add(result: {
@@ -86,143 +62,6 @@ class Tally {
     }
     return result.value;
   }
-
-  /** The object with one field replaced, or the same object when the value did not change. */
-  #field(object: Json, name: string, value: unknown): Json {
-    return value === object[name] ? object : { ...object, [name]: value };
-  }
-}
-
-/** Rewrites `params` (or `result`) of a message through `edit`; the same message when nothing changed. */
-function withPart(
-  message: JsonRpcMessage,
-  part: "params" | "result",
-  edit: (value: Json, tally: Tally) => Json,
-  tally: Tally,
-): JsonRpcMessage {
-  const value = message[part];
-  if (!isObject(value)) return message;
-  const out = edit(value, tally);
-  return out === value ? message : { ...message, [part]: out };
-}
-
-function set(object: Json, name: string, value: unknown): Json {
-  return value === object[name] ? object : { ...object, [name]: value };
-}
-
-function scrubRequest(message: JsonRpcMessage, tally: Tally): JsonRpcMessage {
-  if (isJsonRpcRequest(message)) {
-    switch (message.method) {
-      case "tools/call":
-      case "prompts/get":
-        return withPart(message, "params", (p, t) => set(p, "arguments", t.value(p.arguments)), tally);
-      case "completion/complete":
-        return withPart(
-          message,
-          "params",
-          (p, t) => {
-            let out = p;
-            if (isObject(p.argument))
-              out = set(out, "argument", set(p.argument, "value", t.text(p.argument.value)));
-            if (isObject(p.context))
-              out = set(out, "context", set(p.context, "arguments", t.value(p.context.arguments)));
-            return out;
-          },
-          tally,
-        );
-      default:
-        return message;
-    }
-  }
-  // The client's answer to a server request: a sampling result carries content, an elicitation result form data.
-  if (isJsonRpcResponse(message)) {
-    return withPart(
-      message,
-      "result",
-      (r, t) => {
-        if (typeof r.action === "string") return set(r, "content", t.value(r.content));
-        return r.content === undefined ? r : set(r, "content", t.content(r.content));
-      },
-      tally,
-    );
-  }
-  return message;
-}
-
-function scrubAnswer(message: JsonRpcMessage, method: string | undefined, tally: Tally): JsonRpcMessage {
-  switch (method) {
-    case "tools/call":
-      return withPart(
-        message,
-        "result",
-        (r, t) =>
-          set(set(r, "content", t.content(r.content)), "structuredContent", t.value(r.structuredContent)),
-        tally,
-      );
-    case "resources/read":
-      return withPart(
-        message,
-        "result",
-        (r, t) => {
-          const contents = r.contents;
-          if (!Array.isArray(contents)) return r;
-          const out = contents.map((item) => t.resourceContents(item));
-          return out.some((item, i) => item !== contents[i]) ? { ...r, contents: out } : r;
-        },
-        tally,
-      );
-    case "prompts/get":
-      return withPart(
-        message,
-        "result",
-        (r, t) => set(set(r, "description", t.text(r.description)), "messages", messages(r.messages, t)),
-        tally,
-      );
-    case "completion/complete":
-      return withPart(
-        message,
-        "result",
-        (r, t) => {
-          if (!isObject(r.completion) || !Array.isArray(r.completion.values)) return r;
-          const values = r.completion.values;
-          const out = values.map((value) => t.text(value));
-          return out.some((value, i) => value !== values[i])
-            ? { ...r, completion: { ...r.completion, values: out } }
-            : r;
-        },
-        tally,
-      );
-    default:
-      return message;
-  }
-}
-
-/** `messages[].content` of prompts and sampling requests. */
-function messages(list: unknown, tally: Tally): unknown {
-  if (!Array.isArray(list)) return list;
-  const out = list.map((item) => (isObject(item) ? set(item, "content", tally.content(item.content)) : item));
-  return out.some((item, i) => item !== list[i]) ? out : list;
-}
-
-/** What the server sends on its own: requests to the client and notifications. */
-function scrubServerMessage(message: JsonRpcMessage, tally: Tally): JsonRpcMessage {
-  switch (message.method) {
-    case "sampling/createMessage":
-      return withPart(
-        message,
-        "params",
-        (p, t) => set(set(p, "messages", messages(p.messages, t)), "systemPrompt", t.text(p.systemPrompt)),
-        tally,
-      );
-    case "elicitation/create":
-      return withPart(message, "params", (p, t) => set(p, "message", t.text(p.message)), tally);
-    case "notifications/message":
-      return withPart(message, "params", (p, t) => set(p, "data", t.value(p.data)), tally);
-    case "notifications/progress":
-      return withPart(message, "params", (p, t) => set(p, "message", t.text(p.message)), tally);
-    default:
-      return message;
-  }
 }
 
 /** The scrubbing inspectors for one request: one per direction. */
@@ -230,43 +69,19 @@ export function scrubInspectors(
   scrubbing: CompiledScrubbing,
   onScrubbed: ScrubListener,
 ): { request: MessageInspector; response: MessageInspector } {
-  return {
-    request: {
-      name: "pii",
-      inspect(record, message) {
-        const tally = new Tally(scrubbing);
-        const out = scrubRequest(message, tally);
-        if (tally.limit !== undefined) return refuseUninspectable(record, tally.limit);
-        if (!tally.changed) return KEEP;
-        onScrubbed(
-          record,
-          "request",
-          typeof message.method === "string" ? message.method : undefined,
-          tally.counts,
-        );
-        return { action: "replace", message: out };
-      },
+  const inspector = (direction: TextDirection): MessageInspector => ({
+    name: "pii",
+    inspect(record: RequestRecord, message: JsonRpcMessage): InspectorVerdict {
+      const tally = new Tally(scrubbing);
+      const subject = subjectOf(record, message, direction);
+      const out = editTexts(message, subject, tally);
+      if (tally.limit !== undefined) return refuseUninspectable(record, tally.limit);
+      if (!tally.changed) return KEEP;
+      onScrubbed(record, direction, subject.method, tally.counts);
+      return { action: "replace", message: out };
     },
-    response: {
-      name: "pii",
-      inspect(record, message) {
-        const tally = new Tally(scrubbing);
-        let method: string | undefined;
-        let out: JsonRpcMessage;
-        if (isJsonRpcResponse(message)) {
-          method = requestAnswered(record, message.id)?.method as string | undefined;
-          out = scrubAnswer(message, method, tally);
-        } else {
-          method = typeof message.method === "string" ? message.method : undefined;
-          out = scrubServerMessage(message, tally);
-        }
-        if (tally.limit !== undefined) return refuseUninspectable(record, tally.limit);
-        if (!tally.changed) return KEEP;
-        onScrubbed(record, "response", method, tally.counts);
-        return { action: "replace", message: out };
-      },
-    },
-  };
+  });
+  return { request: inspector("request"), response: inspector("response") };
 }
 
 function refuseUninspectable(record: RequestRecord, limit: LimitExceeded): InspectorVerdict {

@@ -1,14 +1,24 @@
+import { normalizeForDetection } from "../text/normalize.ts";
 import type { CompiledCustomRules } from "./custom-rules.ts";
 import { MASK_TEXT } from "./custom-rules.ts";
 import type { LimitExceeded, LimitName, ScrubLimits } from "./limits.ts";
 import { UNSCANNED_MARKER } from "./limits.ts";
-import { type ActiveRecognizer, applyDetections, detect, resolveOverlaps } from "./text-scanner.ts";
+import {
+  type ActiveRecognizer,
+  applyDetections,
+  detect,
+  resolveOverlaps,
+  toOriginalSpans,
+} from "./text-scanner.ts";
 
 // One scrubText or scrubValue call: walks the value, scrubs what it may, tallies what it replaced, and stops
 // reading at the first bound it reaches (limits.ts).
 
 /** The count key for masked `sensitive_fields`. */
 export const SENSITIVE_FIELD_COUNT = "SENSITIVE_FIELD";
+
+/** Integers below this (five digits and fewer) are too short for any recognizer of digits: not scanned. */
+const SHORTEST_SCANNED_NUMBER = 100_000;
 
 export interface PiiFinding {
   /** Entity type (`EMAIL_ADDRESS`, ...) or custom rule name (`custom_rules[0]`). */
@@ -58,8 +68,21 @@ export class ScrubRun {
       );
     }
     this.textScanned += text.length;
+    // Recognizers and rules read the detection form (fullwidth, invisible and look-alike characters folded); each
+    // finding is mapped back, so its replacement covers exactly the original characters it was read from.
+    const normalized = normalizeForDetection(text);
+    // Compatibility forms can expand (a ligature, an Arabic ligature of 18 letters): what is scanned counts.
+    if (normalized.text.length > text.length) {
+      this.textScanned += normalized.text.length - text.length;
+      if (this.textScanned > limits.maxTextPerValue) {
+        return this.exceeded(
+          "maxTextPerValue",
+          `more than ${limits.maxTextPerValue} characters of text in one value`,
+        );
+      }
+    }
     const detections = detect(
-      text,
+      normalized.text,
       this.engine.recognizers,
       this.engine.rules,
       fieldName,
@@ -72,7 +95,7 @@ export class ScrubRun {
       );
     }
     if (detections.length === 0) return text;
-    const kept = resolveOverlaps(detections);
+    const kept = toOriginalSpans(resolveOverlaps(detections), normalized);
     if (this.findingsKept + kept.length > limits.maxFindings) {
       return this.exceeded("maxFindings", `more than ${limits.maxFindings} findings in one value`);
     }
@@ -103,6 +126,7 @@ export class ScrubRun {
       if (whitelisted) return value;
       return this.scrubEmbeddedJson(value, depth, fieldName) ?? this.scrubString(value, fieldName);
     }
+    if (typeof value === "number") return this.scrubNumber(value, fieldName, whitelisted);
     if (typeof value !== "object" || value === null) return value;
     if (depth >= this.engine.limits.maxDepth) {
       return this.exceeded("maxDepth", `JSON nested deeper than ${this.engine.limits.maxDepth} levels`);
@@ -120,6 +144,18 @@ export class ScrubRun {
       return copy ?? value;
     }
     return this.scrubObject(value as Record<string, unknown>, depth, whitelisted);
+  }
+
+  /**
+   * A card, SSN or phone number sent as a JSON number rather than a string is still that number: integers long enough
+   * to be one are scanned as their decimal text, and a finding replaces the number by the scrubbed text (a string:
+   * there is no number to mask it with).
+   */
+  private scrubNumber(value: number, fieldName: string, whitelisted: boolean): unknown {
+    if (whitelisted || !Number.isSafeInteger(value) || value < SHORTEST_SCANNED_NUMBER) return value;
+    const text = String(value);
+    const scrubbed = this.scrubString(text, fieldName);
+    return scrubbed === text ? value : scrubbed;
   }
 
   private scrubObject(object: Record<string, unknown>, depth: number, whitelisted: boolean): unknown {

@@ -1,3 +1,4 @@
+import type { NormalizedText } from "../text/normalize.ts";
 import { type ContextWords, contextVerdict, scoreWithContext, TextContext } from "./context.ts";
 import { type CompiledCustomRules, findRuleMatches } from "./custom-rules.ts";
 import type { Recognizer } from "./recognizer.ts";
@@ -26,6 +27,8 @@ export interface Detection {
   custom: boolean;
   /** Set on the second and later parts of a detection that a better one split: counted once, as the first. */
   continued?: boolean;
+  /** The text the detection was read from, when the offsets were mapped back from the detection form. */
+  matched?: string;
   replace: (match: string) => string;
 }
 
@@ -127,12 +130,34 @@ function resolveGroup(group: readonly Detection[]): Detection[] {
   return kept.sort((a, b) => a.start - b.start);
 }
 
+/**
+ * Detections found in the detection form of a text (text/normalize.ts), with offsets into the original: each covers
+ * every original character its span was read from. Two spans that came from parts of one original character (a
+ * ligature split between findings) are kept apart, the later one starting where the earlier ends.
+ */
+export function toOriginalSpans(detections: readonly Detection[], normalized: NormalizedText): Detection[] {
+  if (!normalized.changed) return detections as Detection[];
+  const out: Detection[] = [];
+  let previousEnd = 0;
+  for (const detection of detections) {
+    const span = normalized.originalSpan(detection.start, detection.end);
+    const start = Math.max(span.start, previousEnd);
+    if (span.end <= start) continue;
+    const matched = normalized.text.slice(detection.start, detection.end);
+    out.push({ ...detection, start, end: span.end, matched });
+    previousEnd = span.end;
+  }
+  return out;
+}
+
 /** `text` with each (non-overlapping, ordered) detection replaced. */
 export function applyDetections(text: string, detections: readonly Detection[]): string {
   let out = "";
   let at = 0;
   for (const detection of detections) {
-    out += text.slice(at, detection.start) + detection.replace(text.slice(detection.start, detection.end));
+    // A rule that hashes its match hashes what was read (the detection form): one value, one hash, however spelt.
+    const matched = detection.matched ?? text.slice(detection.start, detection.end);
+    out += text.slice(at, detection.start) + detection.replace(matched);
     at = detection.end;
   }
   return out + text.slice(at);

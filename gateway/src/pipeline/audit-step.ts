@@ -5,6 +5,7 @@ import type { AuditLog } from "../audit/audit-log.ts";
 import type { GatewayErrorCode } from "../errors/gateway-error.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { FirewallFinding } from "../inspect/firewall-inspector.ts";
+import type { WithheldMessage } from "../inspect/inspector.ts";
 import type { RequestRecord } from "../inspect/request-record.ts";
 import { type Capability, capabilityKey } from "../rbac/capability.ts";
 import type { RbacDecision } from "../rbac/decide.ts";
@@ -26,6 +27,10 @@ export interface AuditFacts {
   /** RBAC decisions to put on record (only for servers with rbac_audit). */
   decisions?: Array<{ decision: RbacDecision; capability: Capability | undefined }>;
   capability?: Capability;
+  /** Messages of the answer that were withheld (known for JSON answers when the call is recorded). */
+  withheld?: { count: number; first: WithheldMessage };
+  /** The request id of the exchange a multi round-trip retry continues. */
+  retryOf?: string;
   status: number;
   latencyMs: number;
 }
@@ -35,6 +40,8 @@ function kindOfFailure(code: GatewayErrorCode): AuditKind | undefined {
   if (code === "rate_limited" || code === "user_capacity") return "rate_limited";
   if (code === "session_not_found") return "session_refused";
   if (code === "replayed") return "replay_refused";
+  // Refused by an inspector before forwarding (the firewall's 403, a message past scrubbing's bounds).
+  if (code === "injection_detected" || code === "uninspectable") return "message_withheld";
   // Sending the user to consent is no upstream failure: upstream OAuth records it itself (authorization_requested).
   if (code === "upstream_authorization_required") return undefined;
   if (code.startsWith("upstream_")) return "upstream_error";
@@ -84,14 +91,46 @@ export function recordAudit(audit: AuditLog, facts: AuditFacts): void {
     else audit.record({ ...event, kind });
     return;
   }
-  // Refused by capability RBAC (a JSON-RPC error with HTTP 200) is on record through its rbac_decision.
+  // Refused by capability RBAC (a JSON-RPC error with HTTP 200) is on record through its rbac_decision. An answer the
+  // inspectors withheld is a refusal of the call's result: decision deny, and which inspector, why, how many.
+  const withheld = facts.withheld;
+  const reasons: string[] = [];
+  if (withheld !== undefined) {
+    reasons.push(
+      `answer withheld: ${withheld.count} message(s), first by ${withheld.first.inspector} (${withheld.first.reason})`,
+    );
+  }
+  if (facts.retryOf !== undefined) reasons.push(`retry of ${facts.retryOf}`);
   audit.record({
     ...base,
     kind: "call_completed",
     capability,
-    decision: "allow",
+    decision: withheld === undefined ? "allow" : "deny",
+    reason: reasons.length === 0 ? null : reasons.join("; "),
     status: facts.status,
     latency_ms: facts.latencyMs,
+  });
+}
+
+/**
+ * One message not passed on as sent (an answer replaced by an error, a notification or server request dropped, an
+ * unreadable answer or event): the inspector, the reason and the method; never the text. Recorded as it happens, so
+ * a stream's withheld messages are on record event by event.
+ */
+export function recordWithheld(audit: AuditLog, record: RequestRecord, withheld: WithheldMessage): void {
+  const who = record.principal;
+  audit.record({
+    kind: "message_withheld",
+    request_id: record.requestId,
+    source: sourceAddress(record.source),
+    server: record.server === "" ? null : record.server,
+    method: withheld.method?.slice(0, 200) ?? null,
+    capability: record.capability === undefined ? null : capabilityKey(record.capability),
+    subject: who?.sub ?? null,
+    provider: who?.idp ?? null,
+    groups: who?.groups ?? [],
+    decision: "deny",
+    reason: `response inspector=${withheld.inspector} reason=${withheld.reason}`,
   });
 }
 

@@ -21,6 +21,7 @@ import { principalKey } from "../identity/principal-key.ts";
 import { type InspectionListeners, requestInspectors, responseInspectors } from "../inspect/chain.ts";
 import { inspectRequest, responseInspection } from "../inspect/inspector.ts";
 import { newRequestRecord, type RequestRecord } from "../inspect/request-record.ts";
+import { RetryLinks } from "../inspect/retry-links.ts";
 import type { UserLoad } from "../limits/user-load.ts";
 import { type LogFields, type Logger, requestContext } from "../log/logger.ts";
 import type { OAuthServer } from "../oauth/oauth-server.ts";
@@ -46,7 +47,7 @@ import {
   pinIssuedSession,
   sessionGone,
 } from "./affinity-step.ts";
-import { recordAudit, recordFirewallFinding, recordScrubbed } from "./audit-step.ts";
+import { recordAudit, recordFirewallFinding, recordScrubbed, recordWithheld } from "./audit-step.ts";
 import { authorizeMessages, authorizeServer, type DecisionListener } from "./authorize-step.ts";
 import { checkDpopReplay, checkRateLimit, checkRequestIds, type LimitDeps } from "./limits-step.ts";
 import { type ParsedRequest, parseRequest } from "./parse-request.ts";
@@ -265,6 +266,7 @@ async function proxyRequest(
     parsed = parseRequest(body, deps.maxBatchMessages);
     record.method = parsed.method;
     record.messages = parsed.messages;
+    record.retryOf = retryLinksOf(deps).firstRequestOf(owner, server, parsed.messages);
     record.batch = parsed.batch;
     errorContext.batch = parsed.batch;
     errorContext.rpcIds = parsed.requestIds;
@@ -315,9 +317,11 @@ async function proxyRequest(
   // 7. forward: upstream call through the keep-alive pool, with upstream auth (none / api_key / oauth).
   // 8. inspect response: the response inspectors run on the JSON answer parsed once, or per SSE event inside the
   //    relay, never buffering a stream.
+  const listeners = inspectionListeners(deps);
   const inspection = responseInspection(
-    responseInspectors(record, snapshot, deps.toolHints, inspectionListeners(deps)),
+    responseInspectors(record, snapshot, deps.toolHints, listeners),
     record,
+    { onWithheld: listeners.onWithheld, onPassed: listeners.onPassed },
   );
   // 6b. which upstream instance: a session's pinned one, or the next in turn (affinity-step.ts).
   const affinity = deps.affinity;
@@ -351,6 +355,7 @@ async function proxyRequest(
         extraHeaders: record.extraHeaders,
         transformJson: inspection?.json,
         inspectSseEvent: inspection?.sse,
+        unreadableAnswer: inspection?.unreadable,
         user: owner,
         admitSession: async (issued) => {
           await admitSession(deps, principal, owner, server, issued);
@@ -410,6 +415,18 @@ function requireUpstreamOAuth(deps: McpPipelineDeps, server: string): UpstreamOA
   );
 }
 
+/** Multi round-trip retry links (inspect/retry-links.ts), one set per deps object (per gateway). */
+const retryLinksByDeps = new WeakMap<McpPipelineDeps, RetryLinks>();
+
+function retryLinksOf(deps: McpPipelineDeps): RetryLinks {
+  let links = retryLinksByDeps.get(deps);
+  if (links === undefined) {
+    links = new RetryLinks();
+    retryLinksByDeps.set(deps, links);
+  }
+  return links;
+}
+
 /** The listeners of each deps object, built once: the request path asks for them twice per request. */
 const listenersOf = new WeakMap<McpPipelineDeps, InspectionListeners>();
 
@@ -424,6 +441,7 @@ function inspectionListeners(deps: McpPipelineDeps): InspectionListeners {
 }
 
 function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
+  const retryLinks = retryLinksOf(deps);
   return {
     onScrubbed: (record, direction, method, counts) => {
       deps.metrics.recordPiiReplacements(record.server, direction, counts);
@@ -437,6 +455,15 @@ function newInspectionListeners(deps: McpPipelineDeps): InspectionListeners {
           : "monitored";
       deps.metrics.recordFirewallFinding(record.server, finding.direction, finding.detector, action);
       recordFirewallFinding(deps.audit, record, finding);
+    },
+    onPassed: (record, message) => {
+      if (record.owner !== undefined)
+        retryLinks.remember(record.owner, record.server, record.requestId, message);
+    },
+    onWithheld: (record, withheld) => {
+      if (record.withheld === undefined) record.withheld = { count: 1, first: withheld };
+      else record.withheld.count++;
+      recordWithheld(deps.audit, record, withheld);
     },
   };
 }
@@ -472,6 +499,8 @@ function report(
     authFailure: failure?.authFailure,
     decisions: record.decisions,
     capability: record.capability,
+    withheld: record.withheld,
+    retryOf: record.retryOf,
     status,
     latencyMs,
   });

@@ -2,9 +2,16 @@
 // upstream-exchange.ts), and the translation of what comes
 // back. JSON answers and 202s pass through byte for byte (no re-serialisation); SSE goes through the relay,
 // which writes to the client's response itself; failures become GatewayErrors naming the server.
+//
+// The relay's invariant: with any response inspector on (the request carries transformJson / inspectSseEvent), no
+// upstream byte reaches the client unless an inspector saw the message it belongs to, on every leg (POST JSON, POST
+// SSE, the GET stream, resumption with Last-Event-ID, subscriptions/listen). A JSON answer is written in one place,
+// the end of forward(): the inspected bytes, or the gateway's error when they cannot be read (not JSON by media
+// type or by content: inspect/inspector.ts). A stream's events are written by the relay (sse-relay.ts) only after
+// the inspection of their message has settled, and an inspection that cannot read one ends the stream with errors.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { apiKeyVariable } from "../config/server-env.ts";
-import type { JsonRpcId } from "../errors/error-response.ts";
+import { type JsonRpcId, jsonRpcErrorObject } from "../errors/error-response.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { UpstreamRoute } from "../runtime/config-snapshot.ts";
@@ -37,9 +44,14 @@ export interface ForwardRequest {
   cors?: Record<string, string>;
   /** Headers the gateway adds to a successful answer (e.g. RateLimit). */
   extraHeaders?: Record<string, string>;
-  /** Per-request response policy (the response inspectors): a JSON answer's bytes, and each SSE event. */
+  /**
+   * Per-request response policy (the response inspectors): a JSON answer's bytes, each SSE event, and the error for an
+   * answer they cannot read at all. Set when any response inspector applies: then no upstream byte reaches the client
+   * unless an inspector saw the message it belongs to (see forward()).
+   */
   transformJson?: (bytes: Buffer) => Buffer | Promise<Buffer>;
   inspectSseEvent?: SseEventInspector;
+  unreadableAnswer?: (reason: string, detail: string) => GatewayError;
   /** The caller's principalKey: calls waiting for a connection to the upstream are served user by user. */
   user: string;
   /**
@@ -284,8 +296,10 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
     if (vary !== undefined) headers.vary = `${vary}, origin`;
   }
   if (request.extraHeaders !== undefined) Object.assign(headers, request.extraHeaders);
-  const contentType = head.headers["content-type"];
-  if (typeof contentType === "string" && contentType.startsWith("text/event-stream")) {
+  // Media types compare case-insensitively, parameters aside (RFC 9110), as every client's parser compares them: a
+  // `Text/Event-Stream` answer is a stream to the client, so it is one to the relay and its inspectors too.
+  const mediaType = mediaTypeOf(head.headers["content-type"]);
+  if (mediaType === "text/event-stream") {
     return streamResponse(request, deps, exchange, status, headers);
   }
   if (status === 204 || status === 304) {
@@ -319,8 +333,50 @@ export async function forward(request: ForwardRequest, deps: ForwardDeps): Promi
   } finally {
     clearTimeout(stalled);
   }
-  if (request.transformJson !== undefined && bytes.byteLength > 0) bytes = await request.transformJson(bytes);
+  if (request.transformJson !== undefined && bytes.byteLength > 0) {
+    try {
+      if (!isJsonMediaType(mediaType)) {
+        throw (request.unreadableAnswer ?? uninspectable)(
+          "not_json",
+          `an answer of Content-Type '${mediaType.slice(0, 64) || "none"}'`,
+        );
+      }
+      bytes = await request.transformJson(bytes);
+    } catch (error) {
+      // A refusal of the answer's transport status (404 for a session gone, 405 for a GET the server does not serve,
+      // 400, 429) keeps the status, which the client acts on, with the gateway's error as the body: never the bytes.
+      if (!(error instanceof GatewayError) || status < 300) throw error;
+      headers["content-type"] = "application/json";
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: jsonRpcErrorObject(error, request.requestId),
+      });
+      return { status, headers, body };
+    }
+  }
   return { status, headers, body: bytes.byteLength === 0 ? null : bytes };
+}
+
+/** The media type of a Content-Type value, lower-cased, without parameters; "" when there is none. */
+function mediaTypeOf(contentType: string | string[] | undefined): string {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  if (value === undefined) return "";
+  const end = value.indexOf(";");
+  return (end === -1 ? value : value.slice(0, end)).trim().toLowerCase();
+}
+
+/** JSON, or a JSON-based media type (`application/problem+json`, ...). */
+function isJsonMediaType(mediaType: string): boolean {
+  return mediaType === "application/json" || mediaType.endsWith("+json");
+}
+
+/** The error for an unreadable answer when the inspection has none of its own (kept for callers without one). */
+function uninspectable(_reason: string, detail: string): GatewayError {
+  return new GatewayError(
+    "upstream_uninspectable",
+    `The upstream sent ${detail}, which the gateway cannot inspect`,
+  );
 }
 
 /**

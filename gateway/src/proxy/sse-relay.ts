@@ -48,6 +48,32 @@ export interface SseRelayOptions {
   onEnd: (outcome: { aborted: boolean; error?: unknown }) => void;
 }
 
+/** Events rendered as text, up to an inspector's failure if one failed (the stream then ends after the text). */
+interface Rendered {
+  text: string;
+  failure?: unknown;
+}
+
+/** The parts in order, promises settled; the text stops at the first rejection, which becomes the failure. */
+async function settleInOrder(parts: Array<string | Promise<SseEvent | undefined>>): Promise<Rendered> {
+  let text = "";
+  for (const part of parts) {
+    if (typeof part === "string") {
+      text += part;
+      continue;
+    }
+    try {
+      const event = await part;
+      if (event !== undefined) text += serializeSseEvent(event);
+    } catch (error) {
+      // Later parts are not awaited: their rejections must not go unhandled.
+      for (const later of parts) if (typeof later !== "string") later.catch(() => {});
+      return { text, failure: error };
+    }
+  }
+  return { text };
+}
+
 export interface SseRelay {
   /** Ends the relay from the gateway's side (drain): ends the client's response and drops the upstream body. */
   close: () => void;
@@ -110,30 +136,55 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     return !waitingForDrain;
   };
 
-  /** The events as text; a promise of it when an inspector answered with one. */
-  const render = (events: SseEvent[]): string | Promise<string> => {
+  /** Marks the request an answer answers as answered: its exact id, else the one whose id it reads as (7, "7"). */
+  const answered = (id: JsonRpcId): void => {
+    if (pending.delete(rpcIdKey(id)) || id === null) return;
+    const wanted = Number(id);
+    if (!Number.isFinite(wanted)) return;
+    const matches = [...pending].filter(([, pendingId]) => Number(pendingId) === wanted);
+    if (matches.length === 1) pending.delete((matches[0] as [string, JsonRpcId])[0]);
+  };
+
+  /**
+   * The events as text; a promise of it when an inspector answered with one. An inspector that throws (or rejects)
+   * ends the stream: what went before it still goes out, then an error event for each unanswered request.
+   */
+  const render = (events: SseEvent[]): Rendered | Promise<Rendered> => {
     let out = "";
     let waiting: Array<string | Promise<SseEvent | undefined>> | undefined;
+    let failure: unknown;
     for (const original of events) {
       if (original.id !== undefined && original.id !== "") resumable = true;
       const message = parseJsonRpcEventData(eventData(original));
       if (message !== undefined && pending.size > 0 && isJsonRpcResponse(message)) {
-        pending.delete(rpcIdKey(message.id ?? null));
+        answered(message.id ?? null);
       }
-      const event = options.inspect === undefined ? original : options.inspect(original, message);
+      let event: SseEvent | undefined | Promise<SseEvent | undefined>;
+      try {
+        event = options.inspect === undefined ? original : options.inspect(original, message);
+      } catch (error) {
+        failure = error;
+        break;
+      }
       if (event instanceof Promise) {
         waiting ??= [];
         waiting.push(out, event);
         out = "";
       } else if (event !== undefined) out += serializeSseEvent(event);
     }
-    if (waiting === undefined) return out;
+    if (waiting === undefined) return { text: out, failure };
     waiting.push(out);
-    return Promise.all(waiting).then((parts) =>
-      parts
-        .map((part) => (typeof part === "string" ? part : part === undefined ? "" : serializeSseEvent(part)))
-        .join(""),
-    );
+    return settleInOrder(waiting).then((settled) => ({
+      text: settled.text,
+      failure: settled.failure ?? failure,
+    }));
+  };
+
+  /** Writes what was rendered; a failure ends the stream after it. False while the upstream must wait. */
+  const writeRendered = (rendered: Rendered): boolean => {
+    if (rendered.failure === undefined) return write(rendered.text);
+    endWithError(rendered.text, rendered.failure);
+    return false;
   };
 
   /**
@@ -144,10 +195,8 @@ export function relaySse(options: SseRelayOptions): SseRelay {
   const enqueue = (step: () => void | Promise<void>): void => {
     const run = (queue ?? Promise.resolve()).then(step).catch((error: unknown) => {
       if (ended) return;
-      // An inspector failed: the stream cannot go on without a policy having seen what follows.
-      finish({ aborted: true, error });
-      upstream.abort(error instanceof Error ? error : new Error(String(error)));
-      client.end(abortedEvents(error));
+      // The stream cannot go on without a policy having seen what follows.
+      endWithError("", error);
     });
     queue = run;
     void run.then(() => {
@@ -157,13 +206,36 @@ export function relaySse(options: SseRelayOptions): SseRelay {
     });
   };
   /** Writes rendered events now, or in turn behind pending inspections; false while the upstream must wait. */
-  const emit = (rendered: string | Promise<string>): boolean => {
-    if (queue === undefined && typeof rendered === "string") return write(rendered);
+  const emit = (rendered: Rendered | Promise<Rendered>): boolean => {
+    if (queue === undefined && !(rendered instanceof Promise)) return writeRendered(rendered);
     enqueue(async () => {
-      const text = await rendered;
-      if (!ended) write(text);
+      const settled = await rendered;
+      if (!ended) writeRendered(settled);
     });
     return false;
+  };
+
+  /**
+   * Ends the stream from the gateway's side because of `error`: `text` (events already inspected) goes out first, then
+   * an error event for each unanswered request, naming the gateway's error (an inspection that cannot read what the
+   * upstream sent) or the upstream's failure.
+   */
+  const endWithError = (text: string, error: unknown): void => {
+    if (ended) return;
+    finish({ aborted: true, error });
+    upstream.abort(error instanceof Error ? error : new Error(String(error)));
+    const failure =
+      error instanceof GatewayError
+        ? error
+        : new GatewayError(
+            "upstream_stream_aborted",
+            `Upstream server '${options.server}' closed the stream before answering`,
+            {
+              server: options.server,
+              cause: error,
+            },
+          );
+    client.end(text + errorEvents(failure));
   };
 
   /** One JSON-RPC error event for each request of this POST still unanswered. */
@@ -196,12 +268,16 @@ export function relaySse(options: SseRelayOptions): SseRelay {
       { server: options.server, cause: tooLarge },
     );
     const completed = render(tooLarge.completed);
-    const end = (text: string): void => {
+    const end = (rendered: Rendered): void => {
       if (ended) return;
+      if (rendered.failure !== undefined) {
+        endWithError(rendered.text, rendered.failure);
+        return;
+      }
       finish({ aborted: true, error: failure });
-      client.end(text + errorEvents(failure));
+      client.end(rendered.text + errorEvents(failure));
     };
-    if (queue === undefined && typeof completed === "string") end(completed);
+    if (queue === undefined && !(completed instanceof Promise)) end(completed);
     else enqueue(async () => end(await completed));
     // Dropped, not drained: the rest of the event is unwanted, and the connection must not be reused mid-event.
     // (Its error callback, if any, finds the stream ended or queues behind the end.)

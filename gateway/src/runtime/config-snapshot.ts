@@ -141,8 +141,17 @@ export function buildSnapshot(
     // validate() refused a server layer that loosens the gateway's, so a loaded configuration has none.
     if ("problems" in firewall) {
       problems.push(...firewall.problems.map((p) => ({ path: formatPath(p.path), message: p.message })));
-    } else if (firewall.settings !== undefined)
+    } else if (firewall.settings !== undefined) {
+      // A detector the gateway layer defines is named there in problems (a model that does not load), whichever
+      // server first uses it: the set keeps the path of a detector's first use.
+      loaded.config.gateway_policy.firewall.detectors.forEach((detector, at) => {
+        detectors.get(detector, `gateway_policy.firewall.detectors[${at}]`);
+      });
+      server.firewall?.detectors?.forEach((detector, at) => {
+        detectors.get(detector, `servers[${index}].firewall.detectors[${at}]`);
+      });
       route.firewall = compileFirewall(firewall.settings, detectors, `servers[${index}].firewall`);
+    }
     const accessRules = accessRulesFor(loaded.config, orgPolicy, local);
     if (accessRules !== undefined) route.accessRules = accessRules;
     const serverLimit = serverLimits.get(server.name);

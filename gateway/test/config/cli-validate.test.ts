@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Run, svcGateway as run } from "./svc-gateway-cli.ts";
 
 const FULL_EXAMPLE = new URL("../../examples/full.yaml", import.meta.url).pathname;
+const HASH_KEY = "a-deployment-hash-key-of-32-characters-or-more";
 
 /** Runs in the test's scratch directory unless told otherwise. */
 const svcGateway = (args: string[], options: Parameters<typeof run>[1] = {}): Promise<Run> =>
@@ -23,8 +24,39 @@ afterAll(async () => {
 });
 
 describe("svc-gateway validate", () => {
+  describe("what start refuses, validate refuses, naming the configuration path", () => {
+    const server = "servers:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    upstream_auth_type: none\n";
+    test.each([
+      [
+        "a hash rule without SVC_SCRUB_HASH_KEY",
+        `gateway_policy:\n  scrubbing:\n    enabled: true\n    custom_rules:\n      - { pattern: "EMP-[0-9]+", method: hash }\n`,
+        "gateway_policy.scrubbing.custom_rules[0].method: hash needs a per-deployment key: set the environment variable SVC_SCRUB_HASH_KEY",
+      ],
+      [
+        "a missing model directory, named where the gateway layer defines it",
+        `gateway_policy:\n  firewall:\n    enabled: true\n    detectors:\n      - { type: onnx, name: local, path: ${JSON.stringify(path.join(tmpdir(), "no-such-model"))} }\n`,
+        "gateway_policy.firewall.detectors[0].path: onnx detector 'local': path",
+      ],
+      [
+        "PERSON, which needs a language model",
+        "gateway_policy:\n  scrubbing:\n    enabled: true\n    recognizers:\n      - { entity_type: PERSON }\n",
+        "PERSON is not supported",
+      ],
+    ])("%s", async (_what, policy, problem) => {
+      const file = path.join(dir, `refused-${problem.length}.yaml`);
+      await writeFile(file, `version: "1.0"\n${policy}${server}`);
+      const validated = await svcGateway(["validate", "--config", file]);
+      expect(validated.code).toBe(1);
+      expect(validated.stderr).toContain(problem);
+    });
+  });
+
   test("the full example is valid: exit 0 with a summary", async () => {
-    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE]);
+    // Its billing server hashes employee ids: the key is a deployment secret, which start needs and so validate;
+    // its model files are mounted where it runs, not here.
+    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE, "--skip-model-files"], {
+      env: { SVC_SCRUB_HASH_KEY: HASH_KEY },
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       [
@@ -39,8 +71,8 @@ describe("svc-gateway validate", () => {
   });
 
   test("the summary never prints a secret", async () => {
-    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE, "--json"], {
-      env: { SIEM_CLIENT_SECRET: "s3cr3t-value" },
+    const run = await svcGateway(["validate", "--config", FULL_EXAMPLE, "--json", "--skip-model-files"], {
+      env: { SIEM_CLIENT_SECRET: "s3cr3t-value", SVC_SCRUB_HASH_KEY: HASH_KEY },
     });
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain("s3cr3t-value");

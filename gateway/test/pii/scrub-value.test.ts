@@ -31,14 +31,28 @@ describe("scrubValue", () => {
     });
   });
 
-  test("other strings are scrubbed, numbers and booleans left alone", () => {
-    const value = { to: ["jane@example.org", "ok"], count: 4111111111111111, ok: true, none: null };
+  test("other strings are scrubbed, booleans and ordinary numbers left alone", () => {
+    const value = { to: ["jane@example.org", "ok"], count: 4111111111111112, ok: true, none: null, n: 42.5 };
     expect(scrubbing.scrubValue(value).value).toEqual({
       to: ["<EMAIL_ADDRESS>", "ok"],
-      count: 4111111111111111,
+      count: 4111111111111112,
       ok: true,
       none: null,
+      n: 42.5,
     });
+  });
+
+  test("card, SSN and phone numbers sent as JSON numbers are scanned as their decimal text", () => {
+    const value = { card: 4111111111111111, ssn: 536225124, phone: 2125550143, page: 3, total: 123456 };
+    const result = scrubbing.scrubValue(value);
+    expect(result.value).toEqual({
+      card: "<CREDIT_CARD>",
+      ssn: "<US_SSN>",
+      phone: "<PHONE_NUMBER>",
+      page: 3,
+      total: 123456,
+    });
+    expect(result.counts).toEqual({ CREDIT_CARD: 1, US_SSN: 1, PHONE_NUMBER: 1 });
   });
 
   test("nothing to scrub: the very same object comes back, unchanged", () => {

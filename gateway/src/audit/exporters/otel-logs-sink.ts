@@ -22,6 +22,7 @@ const SEVERITY: Record<AuditKind, SeverityNumber> = {
   session_refused: SeverityNumber.WARN,
   pii_scrubbed: SeverityNumber.INFO,
   injection_detected: SeverityNumber.WARN,
+  message_withheld: SeverityNumber.WARN,
   upstream_error: SeverityNumber.ERROR,
   call_completed: SeverityNumber.INFO,
   events_dropped: SeverityNumber.ERROR,

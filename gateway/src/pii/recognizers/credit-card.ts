@@ -2,12 +2,13 @@ import { luhnValid } from "../checksums.ts";
 import { allSameDigit, compact, patternRecognizer } from "../recognizer.ts";
 import { NEAR_MISS_WORDS } from "./near-miss-words.ts";
 
-// 12 to 19 digits, bare or in the printed groupings (4-4-4-4[-3], Amex 4-6-5, Diners 4-6-4), one kind of
-// separator, not part of a longer run of digit groups or of a word. Only Luhn-valid numbers in a card
-// network's issuer range and length are findings, so the pattern itself stays loose.
-const GROUPED = String.raw`\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}|\d{4}([ -])\d{6}\2\d{4,5}`;
+// 12 to 19 digits, bare or in the printed groupings (4-4-4-4[-3], Amex 4-6-5, Diners 4-6-4), each gap a space, a
+// hyphen or a dot (people mix them: "4111 1111-1111.1111"), not part of a longer run of digit groups or of a word.
+// Only Luhn-valid numbers in a card network's issuer range and length are findings, so the pattern itself stays loose.
+const GAP = "[ .-]";
+const GROUPED = String.raw`\d{4}${GAP}\d{4}${GAP}\d{4}${GAP}\d{1,7}|\d{4}${GAP}\d{6}${GAP}\d{4,5}`;
 const CARD = new RegExp(
-  String.raw`(?<![A-Za-z0-9_]|\d[ -])(?:\d{12,19}|${GROUPED})(?![A-Za-z0-9_]|[ -]\d)`,
+  String.raw`(?<![A-Za-z0-9_]|\d${GAP})(?:\d{12,19}|${GROUPED})(?![A-Za-z0-9_]|${GAP}\d)`,
   "g",
 );
 

@@ -28,12 +28,26 @@ const TWO_COLONS_APART_BY_HEX = {
   },
 };
 
-// Four single-digit parts ("1.2.3.4", "8.7.5.5") are version strings far more often than hosts that belong to
-// a person: weak alone, found with a context word ("ip", "host", ...).
+// Four single-digit parts ("8.8.8.8", "1.2.3.4") are often version strings: just over the threshold alone, so an
+// address with nothing around it is found, and any word announcing a version ("release", "upgraded from", "build")
+// drops it, while an address word ("ip", "dns", "host") makes it certain.
 const SINGLE_DIGIT_QUAD = /^\d\.\d\.\d\.\d$/;
+/** Words announcing a version rather than an address: besides the near-miss words, how upgrades are told. */
+const VERSION_WORDS = [
+  "upgrade",
+  "upgraded",
+  "downgrade",
+  "downgraded",
+  "update",
+  "updated",
+  "patch",
+  "patched",
+  "firmware",
+  "ver",
+];
 
 function validate(match: string): number | null | undefined {
-  if (SINGLE_DIGIT_QUAD.test(match)) return 0.3;
+  if (SINGLE_DIGIT_QUAD.test(match)) return 0.45;
   if (!match.includes(":")) return undefined;
   // "::" alone (the unspecified address) is more often C++ or a separator than an address.
   return isIPv6(match) && match !== "::" ? undefined : null;
@@ -47,6 +61,21 @@ export const ipAddressRecognizer = patternRecognizer({
     { regex: IPV6, score: 0.6, requires: TWO_COLONS_APART_BY_HEX },
   ],
   validate,
-  context: ["ip", "ipv4", "ipv6", "address", "host", "client", "server", "addr"],
-  negativeContext: NEAR_MISS_WORDS,
+  context: [
+    "ip",
+    "ipv4",
+    "ipv6",
+    "address",
+    "host",
+    "client",
+    "server",
+    "addr",
+    "dns",
+    "resolver",
+    "gateway",
+    "router",
+    "proxy",
+    "nameserver",
+  ],
+  negativeContext: [...NEAR_MISS_WORDS, ...VERSION_WORDS],
 });

@@ -120,3 +120,34 @@ export function formatScores(title: string, scores: Iterable<EntityScore>): stri
   }
   return lines.join("\n");
 }
+
+/**
+ * The same texts as an evasive writer would spell their personal data, each labelled span rewritten one way in turn
+ * (the labels follow): a zero-width space inside it, a soft hyphen inside it, fullwidth digits and at signs, no-break
+ * spaces for spaces. What a reader sees is the same value; a scan must find it the same.
+ */
+export function withEvasions(rows: readonly LabelledText[]): LabelledText[] {
+  const spellings: Array<(value: string) => string> = [
+    (value) =>
+      `${value.slice(0, Math.ceil(value.length / 2))}\u200B${value.slice(Math.ceil(value.length / 2))}`,
+    (value) =>
+      `${value.slice(0, Math.ceil(value.length / 2))}\u00AD${value.slice(Math.ceil(value.length / 2))}`,
+    (value) => value.replace(/[0-9@]/g, (char) => String.fromCharCode(char.charCodeAt(0) + 0xfee0)),
+    (value) => value.replace(/ /g, "\u00A0"),
+  ];
+  return rows.map((row, index) => {
+    const spell = spellings[index % spellings.length] as (value: string) => string;
+    let text = "";
+    let at = 0;
+    const spans: LabelledSpan[] = [];
+    for (const span of [...row.spans].sort((a, b) => a.start - b.start)) {
+      if (span.start < at) continue; // overlapping labels: keep the first
+      text += row.text.slice(at, span.start);
+      const spelt = spell(row.text.slice(span.start, span.end));
+      spans.push({ ...span, start: text.length, end: text.length + spelt.length });
+      text += spelt;
+      at = span.end;
+    }
+    return { ...row, text: text + row.text.slice(at), spans };
+  });
+}
